@@ -1,0 +1,64 @@
+# memdesk: `make run` serves the dashboard with a worker; `make test` runs every suite that needs no server.
+PY ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PG_URL ?= postgres://postgres@127.0.0.1:5432/test
+STAMP := $(VENV)/.installed
+
+.PHONY: run serve worker install install-test test test-fast test-pg test-slow bench lint migrate demo browser-deps clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+demo: migrate
+	$(BIN)/python manage.py seed_demo
+
+# Serve the dashboard on SQLite with the django-q2 worker beside it; Ctrl-C stops both.
+run: demo
+	@echo "memdesk: http://$(HOST):$(PORT)/  (log in with a user printed above)"
+	@trap 'kill 0' INT TERM EXIT; \
+	  $(BIN)/python manage.py qcluster & \
+	  $(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
+
+# Debian's Chromium for the browser tests (never a downloaded browser build).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium missing: run 'sudo apt-get install chromium'" >&2; exit 1; fi; }
+
+test: install browser-deps
+	$(BIN)/python -m pytest -q -m "not slow and not postgres" $(PYTEST_ARGS)
+
+test-fast: install
+	$(BIN)/python -m pytest -q -x -m "not slow and not postgres and not browser" $(PYTEST_ARGS)
+
+# PostgreSQL suite (CI): the whole suite plus the concurrency tests, against a real server.
+test-pg: install
+	DATABASE_URL=$(PG_URL) MEMDESK_REQUIRE_SERVICES=1 $(BIN)/python -m pytest -q -m "not slow or postgres" $(PYTEST_ARGS)
+
+# Scale tests that only CI runs.
+test-slow: install
+	$(BIN)/python -m pytest -q -m "slow and not postgres" $(PYTEST_ARGS)
+
+bench: install
+	@mkdir -p var/bench
+	$(BIN)/python benchmarks/run_all.py --out var/bench/results.json
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) var/*.sqlite3* var/staticfiles

@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class MemoryConfig(AppConfig):
+    name = "memory"
+    verbose_name = "Memory engine"
+
+    def ready(self) -> None:
+        from . import db  # noqa: F401  registers SQLite functions on every new connection

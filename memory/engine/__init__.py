@@ -1,0 +1,52 @@
+"""The memory engine: the only code that writes memory rows. Import as ``from memory import engine``."""
+
+from .common import graph_generation
+from .purge import expire_by_subject, invalidate_by_origin
+from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer, summarize
+from .temporal import get_at, get_history, store, store_temporal
+from .types import (
+    ContentTooLarge,
+    EngineError,
+    Forbidden,
+    ImportResult,
+    InvalidArgument,
+    InvalidTime,
+    MemoryRecord,
+    NotFound,
+    PurgeResult,
+    RateLimited,
+    RetrievalWeights,
+    SearchHit,
+    StoreResult,
+    TooManyIds,
+)
+
+__all__ = [
+    "ContentTooLarge",
+    "EngineError",
+    "Forbidden",
+    "ImportResult",
+    "InvalidArgument",
+    "InvalidTime",
+    "MemoryRecord",
+    "NotFound",
+    "PurgeResult",
+    "RateLimited",
+    "RetrievalWeights",
+    "SearchHit",
+    "StoreResult",
+    "TooManyIds",
+    "expire_by_subject",
+    "get_at",
+    "get_by_ids",
+    "get_history",
+    "get_memory",
+    "graph_generation",
+    "invalidate_by_origin",
+    "list_recent",
+    "search",
+    "search_layer",
+    "store",
+    "store_temporal",
+    "summarize",
+]

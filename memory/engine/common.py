@@ -1,0 +1,279 @@
+"""Private helpers shared by the engine modules: validation, transactions, agents, audit."""
+
+from __future__ import annotations
+
+import functools
+import random
+import time
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from django.db import IntegrityError, OperationalError, connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from ulid import ULID
+
+from memory.models import LAYERS, RETRACT_EVENTS, Agent, AuditEvent, GraphGeneration
+
+from .types import ContentTooLarge, InvalidArgument, InvalidTime, TooManyIds
+
+MAX_CONTENT_BYTES = 64 * 1024
+MAX_AGENT_ID = 128
+MAX_TRIPLE_PART = 512
+MAX_IDS = 100
+MAX_TAGS = 50
+RESERVED_EVENTS = set(RETRACT_EVENTS) | {"auto_page_removed"}
+
+T = TypeVar("T")
+
+
+def now() -> datetime:
+    return timezone.now()
+
+
+def new_memory_id() -> str:
+    return f"m_{ULID()}".lower()
+
+
+# --- validation -------------------------------------------------------------------------------------------
+
+
+def check_agent_id(agent_id: Any) -> str:
+    if not isinstance(agent_id, str) or not agent_id.strip():
+        raise InvalidArgument("agent_id must be a non-empty string", field="agent_id")
+    agent_id = agent_id.strip()
+    if len(agent_id) > MAX_AGENT_ID:
+        raise InvalidArgument(f"agent_id is longer than {MAX_AGENT_ID} characters", field="agent_id")
+    if any(ord(c) < 32 or c in "\x7f" for c in agent_id):
+        raise InvalidArgument("agent_id contains control characters", field="agent_id")
+    return agent_id
+
+
+def check_content(content: Any, *, field: str = "content") -> str:
+    if not isinstance(content, str):
+        raise InvalidArgument(f"{field} must be a string", field=field)
+    if "\x00" in content:
+        raise InvalidArgument(f"{field} contains a NUL character", field=field)
+    if not content.strip():
+        raise InvalidArgument(f"{field} must not be empty", field=field)
+    size = len(content.encode("utf-8"))
+    if size > MAX_CONTENT_BYTES:
+        raise ContentTooLarge(
+            f"{field} is {size} bytes; the limit is {MAX_CONTENT_BYTES} bytes",
+            field=field,
+            limit=MAX_CONTENT_BYTES,
+        )
+    return content
+
+
+def check_text(value: Any, *, field: str, required: bool, limit: int = MAX_TRIPLE_PART) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip() and not required):
+        if required:
+            raise InvalidArgument(f"{field} is required", field=field)
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{field} must be a string", field=field)
+    value = value.strip()
+    if not value:
+        raise InvalidArgument(f"{field} must not be empty", field=field)
+    if "\x00" in value:
+        raise InvalidArgument(f"{field} contains a NUL character", field=field)
+    if len(value) > limit:
+        raise InvalidArgument(f"{field} is longer than {limit} characters", field=field)
+    return value
+
+
+def check_layer(layer: Any) -> str:
+    if layer not in LAYERS:
+        raise InvalidArgument(f"layer must be one of {', '.join(LAYERS)}", field="layer")
+    return str(layer)
+
+
+def check_number(value: Any, *, field: str, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidArgument(f"{field} must be a number", field=field)
+    if value != value or not (low <= float(value) <= high):
+        raise InvalidArgument(f"{field} must be between {low} and {high}", field=field)
+    return float(value)
+
+
+def check_tags(tags: Any) -> list[str]:
+    if tags is None:
+        return []
+    if isinstance(tags, str) or not isinstance(tags, Iterable):
+        raise InvalidArgument("tags must be a list of strings", field="tags")
+    out: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str) or not tag.strip() or len(tag) > 100:
+            raise InvalidArgument(
+                "each tag must be a non-empty string of at most 100 characters", field="tags"
+            )
+        if tag.strip() not in out:
+            out.append(tag.strip())
+    if len(out) > MAX_TAGS:
+        raise InvalidArgument(f"at most {MAX_TAGS} tags", field="tags")
+    return out
+
+
+def parse_time(value: Any, *, field: str) -> datetime | None:
+    """Accept an aware datetime or an RFC 3339 string with an offset; reject naive input (SPEC T8)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        try:
+            value = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "zZ" else text)
+        except ValueError:
+            raise InvalidTime(
+                f"{field} is not an ISO-8601/RFC 3339 time: {text[:40]!r}", field=field
+            ) from None
+    if not isinstance(value, datetime):
+        raise InvalidTime(f"{field} must be a timezone-aware datetime or an RFC 3339 string", field=field)
+    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+        raise InvalidTime(f"{field} has no timezone; send an offset such as +00:00 or Z", field=field)
+    return value.astimezone(UTC)
+
+
+def check_ids(ids: Any) -> list[str]:
+    if isinstance(ids, str) or not isinstance(ids, list | tuple):
+        raise InvalidArgument("ids must be a list of strings", field="ids")
+    if len(ids) > MAX_IDS:
+        raise TooManyIds(f"at most {MAX_IDS} ids per call; got {len(ids)}", field="ids", limit=MAX_IDS)
+    out: list[str] = []
+    for i in ids:
+        if not isinstance(i, str) or not i or len(i) > 64:
+            raise InvalidArgument("each id must be a non-empty string", field="ids")
+        if i not in out:
+            out.append(i)
+    return out
+
+
+def check_source_event(value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > 256:
+        raise InvalidArgument("source_event must be a string of at most 256 characters", field="source_event")
+    if value in RESERVED_EVENTS:
+        raise InvalidArgument(f"source_event {value!r} is reserved", field="source_event")
+    return value
+
+
+def check_session(value: Any) -> str | None:
+    return check_text(value, field="session_id", required=False, limit=256)
+
+
+def check_actor(actor: Any) -> str:
+    if not isinstance(actor, str) or not actor.strip() or len(actor) > 256:
+        raise InvalidArgument("actor must be a non-empty string", field="actor")
+    return actor.strip()
+
+
+# --- belief filters ---------------------------------------------------------------------------------------
+
+NOT_RETRACTED = Q(invalidated_by_event__isnull=True) | ~Q(invalidated_by_event__in=RETRACT_EVENTS)
+BELIEVED = Q(quarantined=False) & NOT_RETRACTED
+
+
+def current_q(at: datetime) -> Q:
+    return (
+        BELIEVED
+        & (Q(valid_from__isnull=True) | Q(valid_from__lte=at))
+        & (Q(valid_until__isnull=True) | Q(valid_until__gt=at))
+    )
+
+
+# --- transactions -----------------------------------------------------------------------------------------
+
+
+def _retryable(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "database is locked" in text or "deadlock detected" in text or "could not serialize" in text
+
+
+def write_transaction(func: Callable[..., T]) -> Callable[..., T]:
+    """Run ``func`` in one transaction; retry the whole call on transient lock errors at the outermost level."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        if connection.in_atomic_block:
+            with transaction.atomic():
+                return func(*args, **kwargs)
+        attempt = 0
+        while True:
+            try:
+                with transaction.atomic():
+                    return func(*args, **kwargs)
+            except OperationalError as exc:
+                attempt += 1
+                if attempt >= 8 or not _retryable(exc):
+                    raise
+                time.sleep(min(2.0, 0.02 * (2**attempt)) * (0.5 + random.random()))
+
+    return wrapper
+
+
+def lock_key(agent_id: str, subject: str, predicate: str) -> None:
+    """Serialise writers of one key. SQLite's IMMEDIATE transactions already serialise all writers."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                [f"key\x1f{agent_id}\x1f{subject}\x1f{predicate}"],
+            )
+
+
+def ensure_agent(agent_id: str, *, bump_generation: bool) -> None:
+    """Register an unknown agent (no team) and, for triple changes, bump its graph generation (SPEC T9)."""
+    if bump_generation:
+        if GraphGeneration.objects.filter(agent_id=agent_id).update(generation=F("generation") + 1):
+            return
+    elif GraphGeneration.objects.filter(agent_id=agent_id).exists():
+        return
+    try:
+        with transaction.atomic():
+            Agent.objects.get_or_create(agent_id=agent_id)
+    except IntegrityError:
+        pass
+    try:
+        with transaction.atomic():
+            GraphGeneration.objects.create(agent_id=agent_id, generation=1 if bump_generation else 0)
+            return
+    except IntegrityError:
+        pass
+    if bump_generation:
+        GraphGeneration.objects.filter(agent_id=agent_id).update(generation=F("generation") + 1)
+
+
+def bump_generation(agent_id: str) -> None:
+    ensure_agent(agent_id, bump_generation=True)
+
+
+def graph_generation(*, agent_id: str) -> int:
+    row = GraphGeneration.objects.filter(agent_id=agent_id).values_list("generation", flat=True).first()
+    return int(row or 0)
+
+
+def audit(
+    *,
+    agent_id: str,
+    actor: str,
+    action: str,
+    memory_id: str | None = None,
+    subject: str | None = None,
+    reason: str = "",
+    at: datetime | None = None,
+    **details: Any,
+) -> AuditEvent:
+    return AuditEvent.objects.create(
+        created_at=at or now(),
+        agent_id=agent_id,
+        actor=actor,
+        action=action,
+        memory_id=memory_id,
+        subject=subject,
+        reason=reason,
+        details=details,
+    )

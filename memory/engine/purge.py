@@ -1,0 +1,155 @@
+"""Provenance purges (SPEC P2, P3): retract by origin with timeline re-derivation, expire by subject."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memory.models import RETRACT_EVENTS, FactWrite, Memory
+
+from . import common as c
+from .provenance import check_origin
+from .temporal import rederive_key
+from .types import InvalidArgument, PurgeResult
+
+CRUSHED_TRUST = 0.1
+
+
+def _current_ids(agent_id: str, keys: set[tuple[str, str]], at: datetime) -> set[str]:
+    ids: set[str] = set()
+    for subject, predicate in keys:
+        ids |= set(
+            Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate)
+            .filter(c.current_q(at))
+            .values_list("id", flat=True)
+        )
+    return ids
+
+
+@c.write_transaction
+def invalidate_by_origin(
+    *, agent_id: str, origin: str, since: datetime | str | None = None, actor: str = "system"
+) -> PurgeResult:
+    """Retract everything one origin wrote (exact match), restore what it had superseded, crush derived trust."""
+    agent_id = c.check_agent_id(agent_id)
+    if not isinstance(origin, str) or not origin.strip():
+        raise InvalidArgument("origin must be a non-empty string", field="origin")
+    origin = check_origin(origin)
+    since_dt = c.parse_time(since, field="since")
+    actor = c.check_actor(actor)
+    t = c.now()
+
+    writes = FactWrite.objects.filter(agent_id=agent_id, origin=origin).exclude(
+        state=FactWrite.STATE_RETRACTED
+    )
+    if since_dt is not None:
+        writes = writes.filter(ingested_at__gte=since_dt)
+    keys = set(writes.values_list("subject", "predicate"))
+    for subject, predicate in sorted(keys):
+        c.lock_key(agent_id, subject, predicate)
+    before = _current_ids(agent_id, keys, t)
+    retracted_before = set(
+        Memory.objects.filter(agent_id=agent_id, invalidated_by_event__in=RETRACT_EVENTS).values_list(
+            "id", flat=True
+        )
+    )
+    writes.update(state=FactWrite.STATE_RETRACTED, believed_until=t)
+    for subject, predicate in sorted(keys):
+        rederive_key(agent_id, subject, predicate, at=t, retract_event="origin_purge")
+
+    # plain memories (no key) from the same origin
+    plain = Memory.objects.filter(agent_id=agent_id, origin=origin, subject__isnull=True).filter(
+        c.NOT_RETRACTED
+    )
+    if since_dt is not None:
+        plain = plain.filter(ingested_at__gte=since_dt)
+    plain.update(invalidated_by_event="origin_purge", invalidated_at=t)
+
+    retracted_now = set(
+        Memory.objects.filter(agent_id=agent_id, invalidated_by_event__in=RETRACT_EVENTS).values_list(
+            "id", flat=True
+        )
+    )
+    newly_retracted = retracted_now - retracted_before
+    after = _current_ids(agent_id, keys, t)
+    restored = after - before
+    crushed = _crush_derived(agent_id, newly_retracted)
+    if keys:
+        c.bump_generation(agent_id)
+    c.audit(
+        agent_id=agent_id,
+        actor=actor,
+        action="origin_purge",
+        reason=f"invalidate_by_origin {origin}",
+        at=t,
+        origin=origin,
+        since=since_dt.isoformat() if since_dt else None,
+        retracted=sorted(newly_retracted),
+        restored=sorted(restored),
+        trust_crushed=crushed,
+    )
+    return PurgeResult(origin, since_dt, len(newly_retracted), len(restored), len(crushed))
+
+
+def _crush_derived(agent_id: str, purged: set[str]) -> list[str]:
+    """Rows whose derived_from cites a purged id get origin_trust = min(trust, 0.1)."""
+    if not purged:
+        return []
+    crushed: list[str] = []
+    candidates = (
+        Memory.objects.filter(agent_id=agent_id)
+        .exclude(derived_from=[])
+        .values_list("id", "derived_from", "origin_trust")
+    )
+    for mid, derived, trust in candidates.iterator():
+        if isinstance(derived, list) and purged.intersection(derived):
+            if trust > CRUSHED_TRUST:
+                crushed.append(mid)
+    if crushed:
+        Memory.objects.filter(id__in=crushed).update(origin_trust=CRUSHED_TRUST)
+        FactWrite.objects.filter(
+            agent_id=agent_id, memory_id__in=crushed, origin_trust__gt=CRUSHED_TRUST
+        ).update(origin_trust=CRUSHED_TRUST)
+    return crushed
+
+
+@c.write_transaction
+def expire_by_subject(*, agent_id: str, subject: str, reason: str, actor: str = "system") -> int:
+    """End every current row about ``subject`` (exact) now, stamped with ``reason`` (SPEC P3)."""
+    agent_id = c.check_agent_id(agent_id)
+    subj = c.check_text(subject, field="subject", required=True)
+    if not isinstance(reason, str) or not reason.strip() or len(reason) > 256:
+        raise InvalidArgument("reason must be a non-empty string", field="reason")
+    actor = c.check_actor(actor)
+    t = c.now()
+    current = list(Memory.objects.filter(agent_id=agent_id, subject=subj).filter(c.current_q(t)))
+    keys = sorted({(m.subject, m.predicate) for m in current if m.predicate})
+    for _, predicate in keys:
+        c.lock_key(agent_id, subj, predicate)
+    for _, predicate in keys:
+        # Truncate every believed write that still covers now, so later re-derivations keep the end.
+        for w in FactWrite.objects.filter(
+            agent_id=agent_id,
+            subject=subj,
+            predicate=predicate,
+            state=FactWrite.STATE_BELIEVED,
+            req_from__lte=t,
+        ):
+            if w.req_until is None or w.req_until > t:
+                FactWrite.objects.filter(id=w.id).update(req_until=t)
+        rederive_key(agent_id, subj, predicate, at=t)
+    ids = [m.id for m in current]
+    Memory.objects.filter(id__in=ids).update(
+        valid_until=t, invalidated_by_event=reason.strip(), invalidated_at=t
+    )
+    if ids:
+        c.bump_generation(agent_id)
+        c.audit(
+            agent_id=agent_id,
+            actor=actor,
+            action="expire_by_subject",
+            subject=subj,
+            reason=reason,
+            at=t,
+            ids=ids,
+        )
+    return len(ids)

@@ -1,0 +1,190 @@
+"""Reads (SPEC R1–R5): full-text search with the R2 score, batch fetch, recent lists and summaries."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+from django.db.models import Count, F, Q
+
+from memory.models import LAYERS, RETRACT_EVENTS, Memory
+
+from . import common as c
+from . import text
+from .types import InvalidArgument, MemoryRecord, NotFound, RetrievalWeights, SearchHit
+
+MAX_LIMIT = 100
+_RETRACT_SQL = "(" + ", ".join(f"'{e}'" for e in RETRACT_EVENTS) + ")"
+# The believed-and-current condition over alias ``m`` (parameters: now, now).
+_CURRENT_SQL = (
+    "m.quarantined = %s AND (m.invalidated_by_event IS NULL OR m.invalidated_by_event NOT IN "
+    + _RETRACT_SQL
+    + ") AND (m.valid_from IS NULL OR m.valid_from <= %s) AND (m.valid_until IS NULL OR m.valid_until > %s)"
+)
+PG_DOC_SQL = "memdesk_fts_doc(m.content, m.subject, m.object)"
+
+
+def _check_limit(limit: Any) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidArgument(f"limit must be an integer from 1 to {MAX_LIMIT}", field="limit")
+    return limit
+
+
+def _fts_candidates(
+    agent_id: str, query: str, n: int, at: datetime, layer: str | None, tags: list[str]
+) -> list[Memory]:
+    """Current rows of the agent matching ``query``, best full-text rank first (SQLite FTS5 or PG GIN)."""
+    extra = ""
+    params: list[Any] = []
+    if layer:
+        extra += " AND m.layer = %s"
+        params.append(layer)
+    if connection.vendor == "postgresql":
+        tsq = text.pg_tsquery(query)
+        if tsq is None:
+            return []
+        for tag in tags:
+            extra += " AND m.tags @> %s::jsonb"
+            params.append(f'["{_json_str(tag)}"]')
+        sql = (
+            f"SELECT m.* FROM memories m, to_tsquery('simple', %s) q WHERE m.agent_id = %s AND {PG_DOC_SQL} @@ q"
+            f" AND {_CURRENT_SQL}{extra} ORDER BY ts_rank({PG_DOC_SQL}, q) DESC, m.id LIMIT %s"
+        )
+        return list(Memory.objects.raw(sql, [tsq, agent_id, False, at, at, *params, n]))
+    match = text.sqlite_match(query)
+    if match is None:
+        return []
+    for tag in tags:
+        extra += " AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = %s)"
+        params.append(tag)
+    sql = (
+        "SELECT m.* FROM memories_fts f JOIN memories m ON m.id = f.memory_id"
+        f" WHERE memories_fts MATCH %s AND m.agent_id = %s AND {_CURRENT_SQL}{extra}"
+        " ORDER BY bm25(memories_fts), m.id LIMIT %s"
+    )
+    return list(Memory.objects.raw(sql, [match, agent_id, False, at, at, *params, n]))
+
+
+def _json_str(value: str) -> str:
+    import json
+
+    return json.dumps(value)[1:-1]
+
+
+def recency(m: Memory, at: datetime) -> float:
+    """R = exp(−days/S), S grows with access and importance (SPEC R2)."""
+    last = m.last_accessed or m.timestamp
+    days = max(0.0, (at - last).total_seconds() / 86400.0) if last else 0.0
+    strength = min(
+        365.0, 14.0 * (1 + 0.6 * math.log1p(max(0, m.access_count))) * min(2.0, max(0.2, m.importance / 5.0))
+    )
+    return math.exp(-days / strength)
+
+
+def score(
+    m: Memory, pos: int, at: datetime, w: RetrievalWeights, ppr: float = 0.0, cosine: float = 0.0
+) -> float:
+    base = w.w_recency * recency(m, at) + w.w_importance * (m.importance / 10.0) + w.w_fts / (1 + pos)
+    base += w.w_graph * ppr + w.w_vec * cosine
+    return base * ((1 - w.w_trust) + w.w_trust * m.origin_trust)
+
+
+def search(
+    *,
+    agent_id: str,
+    query: str,
+    limit: int = 10,
+    layer: str | None = None,
+    tags: Any = None,
+    weights: RetrievalWeights | None = None,
+    touch: bool = True,
+) -> list[SearchHit]:
+    """Current memories matching ``query``, ranked by the R2 score. Never raises on query text (SPEC R3)."""
+    agent_id = c.check_agent_id(agent_id)
+    limit = _check_limit(limit)
+    if layer is not None:
+        c.check_layer(layer)
+    tag_list = c.check_tags(tags)
+    if not isinstance(query, str):
+        raise InvalidArgument("query must be a string", field="query")
+    w = weights or RetrievalWeights()
+    at = c.now()
+    candidates = _fts_candidates(agent_id, query, max(limit * 3, 30), at, layer, tag_list)
+    scored = sorted(
+        ((score(m, pos, at, w), pos, m) for pos, m in enumerate(candidates)), key=lambda t: (-t[0], t[1])
+    )[:limit]
+    hits = [SearchHit.from_model(m, score=s, fts_position=pos) for s, pos, m in scored]
+    if touch and hits:
+        _touch(agent_id, [h.id for h in hits], at)
+    return hits
+
+
+@c.write_transaction
+def _touch(agent_id: str, ids: list[str], at: datetime) -> None:
+    Memory.objects.filter(agent_id=agent_id, id__in=ids).update(
+        access_count=F("access_count") + 1, last_accessed=at
+    )
+
+
+def get_by_ids(*, agent_id: str, ids: Any, include_quarantined: bool = False) -> dict[str, Any]:
+    """Batch fetch in request order, in one query (SPEC R4). Other agents' ids are simply missing."""
+    agent_id = c.check_agent_id(agent_id)
+    wanted = c.check_ids(ids)
+    qs = Memory.objects.filter(agent_id=agent_id, id__in=wanted).filter(c.NOT_RETRACTED)
+    if not include_quarantined:
+        qs = qs.filter(quarantined=False)
+    found = {m.id: m for m in qs} if wanted else {}
+    memories = [MemoryRecord.from_model(found[i]) for i in wanted if i in found]
+    missing = [i for i in wanted if i not in found]
+    return {
+        "memories": memories,
+        "missing_ids": missing,
+        "total_found": len(memories),
+        "total_missing": len(missing),
+    }
+
+
+def get_memory(*, agent_id: str, memory_id: Any, include_quarantined: bool = False) -> MemoryRecord:
+    """One memory by id; another agent's id and an unknown id raise the same ``not_found``."""
+    result = get_by_ids(agent_id=agent_id, ids=[memory_id], include_quarantined=include_quarantined)
+    if not result["memories"]:
+        raise NotFound("no memory with that id", field="id")
+    record: MemoryRecord = result["memories"][0]
+    return record
+
+
+def search_layer(*, agent_id: str, query: str, layer: str, limit: int = 10) -> list[SearchHit]:
+    return search(agent_id=agent_id, query=query, layer=c.check_layer(layer), limit=limit)
+
+
+def list_recent(*, agent_id: str, n: int = 20) -> list[MemoryRecord]:
+    agent_id = c.check_agent_id(agent_id)
+    n = _check_limit(n)
+    rows = (
+        Memory.objects.filter(agent_id=agent_id)
+        .filter(c.current_q(c.now()))
+        .order_by("-timestamp", "-id")[:n]
+    )
+    return [MemoryRecord.from_model(m) for m in rows]
+
+
+def summarize(*, agent_id: str) -> dict[str, Any]:
+    """Counts of current memories by layer, current facts, and rows kept only in history."""
+    agent_id = c.check_agent_id(agent_id)
+    at = c.now()
+    current = Memory.objects.filter(agent_id=agent_id).filter(c.current_q(at))
+    by_layer = dict(current.values_list("layer").annotate(n=Count("id")).values_list("layer", "n"))
+    totals = Memory.objects.filter(agent_id=agent_id).aggregate(
+        total=Count("id"),
+        quarantined=Count("id", filter=Q(quarantined=True) & c.NOT_RETRACTED),
+        retracted=Count("id", filter=Q(invalidated_by_event__in=RETRACT_EVENTS)),
+    )
+    return {
+        "agent_id": agent_id,
+        "current": sum(by_layer.values()),
+        "by_layer": {layer: by_layer.get(layer, 0) for layer in LAYERS},
+        "current_facts": current.filter(subject__isnull=False).count(),
+        **totals,
+    }

@@ -1,0 +1,618 @@
+"""Writes and temporal reads (SPEC T1–T9): store, store_temporal, get_history, get_at, re-derivation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memory.models import RETRACT_EVENTS, FactWrite, Memory
+
+from . import common as c
+from .provenance import NON_CORROBORATING, check_origin, effective_trust, origin_class
+from .timeline import Segment, WriteSpan, derive, value_at
+from .types import InvalidArgument, InvalidTime, MemoryRecord, StoreResult
+
+MAX_REAFFIRMED = 20
+CONTINUATION_KEY = "continuation_of"
+_DERIVED_FIELDS = (
+    "valid_from",
+    "valid_until",
+    "superseded_by",
+    "supersedes",
+    "invalidated_by_event",
+    "invalidated_at",
+    "quarantined",
+)
+
+
+# --- plain memories ---------------------------------------------------------------------------------------
+
+
+@c.write_transaction
+def store(
+    *,
+    agent_id: str,
+    content: str,
+    layer: str = "episodic",
+    tags: Any = (),
+    importance: float = 5.0,
+    source_event: str = "",
+    session_id: str | None = None,
+    origin: str | None = None,
+    origin_trust: float | None = None,
+    metadata: dict[str, Any] | None = None,
+    actor: str = "system",
+) -> StoreResult:
+    """A plain timestamped memory (no subject/predicate, so no supersession)."""
+    agent_id = c.check_agent_id(agent_id)
+    content = c.check_content(content)
+    layer = c.check_layer(layer)
+    tag_list = c.check_tags(tags)
+    importance = c.check_number(importance, field="importance", low=0, high=10)
+    source_event = c.check_source_event(source_event)
+    session_id = c.check_session(session_id)
+    origin = check_origin(origin)
+    c.check_actor(actor)
+    if metadata is not None and not isinstance(metadata, dict):
+        raise InvalidArgument("metadata must be an object", field="metadata")
+    trust, _ = effective_trust(agent_id=agent_id, origin=origin, requested=origin_trust)
+    t = c.now()
+    mid = c.new_memory_id()
+    Memory.objects.create(
+        id=mid,
+        agent_id=agent_id,
+        content=content,
+        timestamp=t,
+        tags=tag_list,
+        created_at=t,
+        layer=layer,
+        importance=importance,
+        source_event=source_event,
+        valid_from=t,
+        metadata=metadata or {},
+        origin=origin,
+        origin_trust=trust,
+        ingested_at=t,
+        session_id=session_id,
+    )
+    c.ensure_agent(agent_id, bump_generation=False)
+    return StoreResult(mid, "stored")
+
+
+# --- facts ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FactInput:
+    agent_id: str
+    content: str
+    subject: str
+    predicate: str
+    object: str | None
+    valid_from: datetime | None
+    valid_until: datetime | None
+    confidence: float
+    origin: str
+    origin_trust: float
+    derived_from: list[str]
+    source_event: str
+    session_id: str | None
+    metadata: dict[str, Any]
+    layer: str = "semantic"
+    importance: float = 5.0
+    tags: list[str] = field(default_factory=list)
+
+
+def check_fact(
+    *,
+    agent_id: Any,
+    content: Any,
+    subject: Any,
+    predicate: Any,
+    object: Any = None,
+    valid_from: Any = None,
+    valid_until: Any = None,
+    confidence: Any = 1.0,
+    origin: Any = None,
+    origin_trust: Any = None,
+    derived_from: Any = (),
+    source_event: Any = "",
+    session_id: Any = None,
+    metadata: Any = None,
+    layer: Any = "semantic",
+    importance: Any = 5.0,
+    tags: Any = (),
+) -> FactInput:
+    agent_id = c.check_agent_id(agent_id)
+    content = c.check_content(content)
+    subj = c.check_text(subject, field="subject", required=False)
+    pred = c.check_text(predicate, field="predicate", required=False)
+    if subj is None or pred is None:
+        missing = "subject" if subj is None else "predicate"
+        raise InvalidArgument(f"a fact needs both subject and predicate; {missing} is empty", field=missing)
+    obj = c.check_text(object, field="object", required=False, limit=4096)
+    vf = c.parse_time(valid_from, field="valid_from")
+    vu = c.parse_time(valid_until, field="valid_until")
+    if vf is not None and vu is not None and vu <= vf:
+        raise InvalidTime("valid_until must be later than valid_from", field="valid_until")
+    origin = check_origin(origin)
+    if derived_from is None:
+        derived_from = ()
+    if isinstance(derived_from, str) or not isinstance(derived_from, list | tuple):
+        raise InvalidArgument("derived_from must be a list of memory ids", field="derived_from")
+    trust, ids = effective_trust(
+        agent_id=agent_id, origin=origin, requested=origin_trust, derived_from=derived_from
+    )
+    if metadata is not None and not isinstance(metadata, dict):
+        raise InvalidArgument("metadata must be an object", field="metadata")
+    return FactInput(
+        agent_id=agent_id,
+        content=content,
+        subject=subj,
+        predicate=pred,
+        object=obj,
+        valid_from=vf,
+        valid_until=vu,
+        confidence=c.check_number(confidence, field="confidence", low=0, high=1),
+        origin=origin,
+        origin_trust=trust,
+        derived_from=ids,
+        source_event=c.check_source_event(source_event),
+        session_id=c.check_session(session_id),
+        metadata={k: v for k, v in (metadata or {}).items() if k != CONTINUATION_KEY},
+        layer=c.check_layer(layer),
+        importance=c.check_number(importance, field="importance", low=0, high=10),
+        tags=c.check_tags(tags),
+    )
+
+
+def store_temporal(
+    *,
+    agent_id: str,
+    content: str,
+    subject: str,
+    predicate: str,
+    object: str | None = None,
+    valid_from: datetime | str | None = None,
+    valid_until: datetime | str | None = None,
+    confidence: float = 1.0,
+    origin: str | None = None,
+    origin_trust: float | None = None,
+    derived_from: Any = (),
+    source_event: str = "",
+    session_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    layer: str = "semantic",
+    importance: float = 5.0,
+    tags: Any = (),
+    actor: str = "system",
+) -> StoreResult:
+    """Write a fact: supersede, insert a historical segment, or reaffirm (SPEC T1–T5)."""
+    c.check_actor(actor)
+    fact = check_fact(
+        agent_id=agent_id,
+        content=content,
+        subject=subject,
+        predicate=predicate,
+        object=object,
+        valid_from=valid_from,
+        valid_until=valid_until,
+        confidence=confidence,
+        origin=origin,
+        origin_trust=origin_trust,
+        derived_from=derived_from,
+        source_event=source_event,
+        session_id=session_id,
+        metadata=metadata,
+        layer=layer,
+        importance=importance,
+        tags=tags,
+    )
+    return write_fact(fact)
+
+
+@c.write_transaction
+def write_fact(fact: FactInput, *, quarantine: bool = False) -> StoreResult:
+    """Apply one validated fact under the key lock. ``quarantine`` stores it inert (SPEC P7)."""
+    c.lock_key(fact.agent_id, fact.subject, fact.predicate)
+    t = c.now()
+    start = fact.valid_from or t
+    end = fact.valid_until
+    if end is not None and end <= start:
+        raise InvalidTime(
+            "valid_until must be later than valid_from (which defaults to now)", field="valid_until"
+        )
+    rows = {m.id: m for m in _key_rows(fact.agent_id, fact.subject, fact.predicate)}
+    if not quarantine:
+        covering = _covering_row(rows.values(), start)
+        if covering is not None and _same_value(covering, fact):
+            return _reaffirm(fact, covering, rows, start, end, t)
+    mid = c.new_memory_id()
+    write = FactWrite.objects.create(
+        agent_id=fact.agent_id,
+        subject=fact.subject,
+        predicate=fact.predicate,
+        object=fact.object,
+        content=fact.content,
+        req_from=start,
+        req_until=end,
+        ingested_at=t,
+        origin=fact.origin,
+        origin_trust=fact.origin_trust,
+        source_event=fact.source_event,
+        session_id=fact.session_id,
+        memory_id=mid,
+        state=FactWrite.STATE_QUARANTINED if quarantine else FactWrite.STATE_BELIEVED,
+        believed_from=None if quarantine else t,
+    )
+    new_row = Memory(
+        id=mid,
+        agent_id=fact.agent_id,
+        content=fact.content,
+        timestamp=t,
+        tags=fact.tags,
+        created_at=t,
+        layer=fact.layer,
+        importance=fact.importance,
+        source_event=fact.source_event,
+        valid_from=start,
+        valid_until=end,
+        subject=fact.subject,
+        predicate=fact.predicate,
+        object=fact.object,
+        confidence=fact.confidence,
+        metadata=fact.metadata,
+        origin=fact.origin,
+        origin_trust=fact.origin_trust,
+        derived_from=fact.derived_from,
+        ingested_at=t,
+        quarantined=quarantine,
+        session_id=fact.session_id,
+    )
+    if quarantine:
+        new_row.save(force_insert=True)
+        c.ensure_agent(fact.agent_id, bump_generation=False)
+        return StoreResult(mid, "quarantined", reason=None)
+    rows[mid] = new_row
+    rederive_key(
+        fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows, new_ids={mid}, order_hint=write.id
+    )
+    c.ensure_agent(fact.agent_id, bump_generation=True)
+    return StoreResult(mid, "stored")
+
+
+def _key_rows(agent_id: str, subject: str, predicate: str) -> list[Memory]:
+    return list(Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate))
+
+
+def _believed(m: Memory) -> bool:
+    return not m.quarantined and m.invalidated_by_event not in RETRACT_EVENTS
+
+
+def _covering_row(rows: Any, at: datetime) -> Memory | None:
+    for m in rows:
+        if _believed(m) and m.valid_from is not None and m.valid_from <= at:
+            if m.valid_until is None or m.valid_until > at:
+                return m
+    return None
+
+
+def _same_value(row: Memory, fact: FactInput) -> bool:
+    return (row.object or None) == (fact.object or None) and row.content.strip() == fact.content.strip()
+
+
+def _reaffirm(
+    fact: FactInput, row: Memory, rows: dict[str, Memory], start: datetime, end: datetime | None, t: datetime
+) -> StoreResult:
+    primary = row.metadata.get(CONTINUATION_KEY) or row.id
+    FactWrite.objects.create(
+        agent_id=fact.agent_id,
+        subject=fact.subject,
+        predicate=fact.predicate,
+        object=fact.object,
+        content=fact.content,
+        req_from=start,
+        req_until=end,
+        ingested_at=t,
+        origin=fact.origin,
+        origin_trust=fact.origin_trust,
+        source_event=fact.source_event,
+        session_id=fact.session_id,
+        memory_id=primary,
+        is_reaffirm=True,
+        believed_from=t,
+    )
+    entry = {
+        "source_event": fact.source_event,
+        "origin": fact.origin,
+        "valid_from": start.isoformat(),
+        "valid_until": end.isoformat() if end else None,
+        "ingested_at": t.isoformat(),
+    }
+    existing = list(row.reaffirmed_by or [])
+    same = [
+        e
+        for e in existing
+        if all(e.get(k) == entry[k] for k in ("source_event", "origin", "valid_from", "valid_until"))
+    ]
+    corroborated = {origin_class(row.origin)} | {origin_class(str(e.get("origin", ""))) for e in existing}
+    new_class = origin_class(fact.origin)
+    confidence = row.confidence
+    if new_class not in corroborated and new_class not in NON_CORROBORATING:
+        confidence = min(1.0, round(confidence + 0.1, 6))
+    if not same:
+        existing.append(entry)
+    reaffirmed_by = existing[-MAX_REAFFIRMED:]
+    Memory.objects.filter(id=row.id).update(
+        reaffirmed_by=reaffirmed_by, confidence=confidence, access_count=row.access_count + 1
+    )
+    row.reaffirmed_by, row.confidence, row.access_count = reaffirmed_by, confidence, row.access_count + 1
+    changed = rederive_key(fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows)
+    c.ensure_agent(fact.agent_id, bump_generation=changed)
+    return StoreResult(row.id, "reaffirmed")
+
+
+# --- re-derivation ----------------------------------------------------------------------------------------
+
+
+def _write_spans(writes: list[FactWrite]) -> list[WriteSpan]:
+    return [WriteSpan(w.id, w.req_from, w.req_until, w.memory_id, w.source_event) for w in writes]
+
+
+def rederive_key(
+    agent_id: str,
+    subject: str,
+    predicate: str,
+    *,
+    at: datetime,
+    rows: dict[str, Memory] | None = None,
+    new_ids: set[str] | None = None,
+    retract_event: str | None = None,
+    order_hint: int | None = None,
+) -> bool:
+    """Make the stored rows of one key match the believed writes (SPEC T2). Returns True if any row changed.
+
+    Rows in ``new_ids`` are unsaved and get inserted. Rows whose every write is retracted take
+    ``retract_event``. Closing updates run before inserts and openings so the partial unique index holds
+    after every statement.
+    """
+    if rows is None:
+        rows = {m.id: m for m in _key_rows(agent_id, subject, predicate)}
+    new_ids = set(new_ids or ())
+    writes = list(
+        FactWrite.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate).order_by("id")
+    )
+    states: dict[str, set[str]] = {}
+    primary_state: dict[str, str] = {}
+    for w in writes:
+        states.setdefault(w.memory_id, set()).add(w.state)
+        if not w.is_reaffirm:
+            primary_state[w.memory_id] = w.state
+    believed = [w for w in writes if w.state == FactWrite.STATE_BELIEVED]
+    segments = derive(_write_spans(believed))
+
+    by_row: dict[str, list[Segment]] = {}
+    for seg in segments:
+        by_row.setdefault(seg.row, []).append(seg)
+    continuations: dict[str, list[Memory]] = {}
+    for m in rows.values():
+        parent = (m.metadata or {}).get(CONTINUATION_KEY)
+        if parent:
+            continuations.setdefault(parent, []).append(m)
+    for lst in continuations.values():
+        lst.sort(key=lambda m: m.id)
+
+    # Which row holds each segment (primary first, then its continuations, created as needed).
+    holder: dict[int, Memory] = {}
+    for row_id, segs in by_row.items():
+        primary = rows.get(row_id)
+        if primary is None:  # a write whose row is missing: rebuild it from the write
+            primary = _row_from_write(
+                next(w for w in writes if w.memory_id == row_id and not w.is_reaffirm), at
+            )
+            rows[primary.id] = primary
+            new_ids.add(primary.id)
+        holder[id(segs[0])] = primary
+        spare = continuations.get(row_id, [])
+        for k, seg in enumerate(segs[1:]):
+            if k < len(spare):
+                holder[id(seg)] = spare[k]
+            else:
+                cont = _continuation(primary, at)
+                rows[cont.id] = cont
+                new_ids.add(cont.id)
+                holder[id(seg)] = cont
+
+    desired: dict[str, dict[str, Any]] = {}
+    for k, seg in enumerate(segments):
+        m = holder[id(seg)]
+        prev = segments[k - 1] if k > 0 else None
+        nxt = segments[k + 1] if k + 1 < len(segments) else None
+        pred_id = holder[id(prev)].id if prev is not None and prev.end == seg.start else None
+        succ = nxt if nxt is not None and seg.end == nxt.start else None
+        succ_id = holder[id(succ)].id if succ is not None else None
+        want: dict[str, Any] = {
+            "valid_from": seg.start,
+            "valid_until": seg.end,
+            "supersedes": pred_id,
+            "superseded_by": succ_id,
+            "quarantined": False,
+        }
+        ended_differently = m.id in new_ids or m.valid_until != seg.end or m.superseded_by != succ_id
+        if m.invalidated_by_event in RETRACT_EVENTS:
+            ended_differently = True
+        if ended_differently:
+            if succ is not None:
+                want["invalidated_by_event"] = succ.first.source_event or f"supersede:{succ_id}"
+                want["invalidated_at"] = at
+            else:
+                want["invalidated_by_event"] = None
+                want["invalidated_at"] = None
+        desired[m.id] = want
+
+    for m in rows.values():
+        if m.id in desired or not m.subject:
+            continue
+        parent = (m.metadata or {}).get(CONTINUATION_KEY)
+        key = parent or m.id
+        row_states = states.get(key, set())
+        if not row_states:
+            continue  # a row no write speaks for (e.g. imported without history): leave it alone
+        if FactWrite.STATE_BELIEVED in row_states:
+            # believed but shadowed everywhere: a zero-length segment at its start
+            start = m.valid_from or at
+            winner = value_at(_write_spans(believed), start)
+            win_row = winner.row if winner else None
+            want = {"valid_until": start, "valid_from": start, "quarantined": False}
+            if m.valid_until != start or (m.superseded_by != win_row and not parent):
+                want["superseded_by"] = None if parent else win_row
+                want["invalidated_by_event"] = (
+                    "rederived"
+                    if parent
+                    else (winner.source_event or f"supersede:{win_row}")
+                    if winner
+                    else None
+                )
+                want["invalidated_at"] = at
+            desired[m.id] = want
+        elif (
+            primary_state.get(key) == FactWrite.STATE_QUARANTINED
+            and FactWrite.STATE_RETRACTED not in row_states
+        ):
+            desired[m.id] = {"quarantined": True}
+        elif m.invalidated_by_event not in RETRACT_EVENTS:
+            desired[m.id] = {
+                "quarantined": False,
+                "invalidated_by_event": retract_event or "origin_purge",
+                "invalidated_at": at,
+            }
+
+    return _apply(rows, desired, new_ids)
+
+
+def _apply(rows: dict[str, Memory], desired: dict[str, dict[str, Any]], new_ids: set[str]) -> bool:
+    closing: list[tuple[str, dict[str, Any]]] = []
+    opening: list[tuple[str, dict[str, Any]]] = []
+    for row_id, want in desired.items():
+        m = rows[row_id]
+        if row_id in new_ids:
+            for k, v in want.items():
+                setattr(m, k, v)
+            continue
+        changes = {k: v for k, v in want.items() if getattr(m, k) != v}
+        if not changes:
+            continue
+        for k, v in changes.items():
+            setattr(m, k, v)
+        opens = m.valid_until is None and not m.quarantined and m.invalidated_by_event not in RETRACT_EVENTS
+        (opening if opens else closing).append((row_id, changes))
+    for row_id, changes in closing:
+        Memory.objects.filter(id=row_id).update(**changes)
+    if new_ids:
+        Memory.objects.bulk_create([rows[i] for i in sorted(new_ids)])
+    for row_id, changes in opening:
+        Memory.objects.filter(id=row_id).update(**changes)
+    return bool(closing or opening or new_ids)
+
+
+def _continuation(primary: Memory, at: datetime) -> Memory:
+    """A row carrying ``primary``'s value over a later, separate stretch of world time."""
+    cont = Memory(
+        id=c.new_memory_id(),
+        **{
+            f.attname: getattr(primary, f.attname)
+            for f in Memory._meta.concrete_fields
+            if f.attname not in {"id", "metadata", "reaffirmed_by", "access_count", "last_accessed"}
+        },
+    )
+    cont.metadata = {**(primary.metadata or {}), CONTINUATION_KEY: primary.id}
+    cont.created_at = at
+    cont.reaffirmed_by = []
+    cont.access_count = 0
+    for name in _DERIVED_FIELDS:
+        if name not in {"quarantined"}:
+            setattr(cont, name, None)
+    return cont
+
+
+def _row_from_write(w: FactWrite, at: datetime) -> Memory:
+    return Memory(
+        id=w.memory_id,
+        agent_id=w.agent_id,
+        content=w.content,
+        timestamp=w.ingested_at,
+        created_at=at,
+        layer="semantic",
+        subject=w.subject,
+        predicate=w.predicate,
+        object=w.object,
+        origin=w.origin,
+        origin_trust=w.origin_trust,
+        ingested_at=w.ingested_at,
+        source_event=w.source_event,
+        session_id=w.session_id,
+        valid_from=w.req_from,
+        valid_until=w.req_until,
+    )
+
+
+# --- reads ------------------------------------------------------------------------------------------------
+
+
+def _check_key(agent_id: Any, subject: Any, predicate: Any) -> tuple[str, str, str]:
+    agent_id = c.check_agent_id(agent_id)
+    subj = c.check_text(subject, field="subject", required=True)
+    pred = c.check_text(predicate, field="predicate", required=True)
+    assert subj is not None and pred is not None
+    return agent_id, subj, pred
+
+
+def get_history(*, agent_id: str, subject: str, predicate: str) -> list[MemoryRecord]:
+    """Every row of the key, oldest world time first, quarantined and retracted rows included (SPEC T6)."""
+    agent_id, subject, predicate = _check_key(agent_id, subject, predicate)
+    rows = Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate).order_by(
+        "valid_from", "ingested_at", "id"
+    )
+    return [MemoryRecord.from_model(m) for m in rows]
+
+
+def get_at(
+    *, agent_id: str, subject: str, predicate: str, at: datetime | str, as_of: datetime | str | None = None
+) -> MemoryRecord | None:
+    """The believed row valid at world time ``at``; with ``as_of``, as believed at that record time (SPEC T7)."""
+    agent_id, subject, predicate = _check_key(agent_id, subject, predicate)
+    when = c.parse_time(at, field="at")
+    if when is None:
+        raise InvalidTime("at is required", field="at")
+    record_time = c.parse_time(as_of, field="as_of")
+    if record_time is None:
+        row = (
+            Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate)
+            .filter(c.current_q(when))
+            .order_by("-valid_from")
+            .first()
+        )
+        return MemoryRecord.from_model(row) if row else None
+    writes = [
+        w
+        for w in FactWrite.objects.filter(
+            agent_id=agent_id, subject=subject, predicate=predicate, ingested_at__lte=record_time
+        ).order_by("id")
+        if w.believed_at(record_time)
+    ]
+    spans = _write_spans(writes)
+    winner = value_at(spans, when)
+    if winner is None:
+        return None
+    seg = next(s for s in derive(spans) if s.start <= when and (s.end is None or s.end > when))
+    row = Memory.objects.filter(agent_id=agent_id, id=winner.row).first()
+    if row is None:
+        return None
+    return MemoryRecord.from_model(
+        row,
+        valid_from=seg.start,
+        valid_until=seg.end,
+        quarantined=False,
+        invalidated_by_event=None if seg.end is None else row.invalidated_by_event,
+    )

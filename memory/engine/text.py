@@ -1,0 +1,82 @@
+"""Text normalisation for full-text search: one tokeniser for documents and queries (SPEC R3).
+
+CJK has no spaces, so runs of CJK characters are indexed as overlapping bigrams; a query run of two or more CJK
+characters becomes a phrase of its bigrams, which matches any substring of two or more characters. Every query
+token is quoted, so user text can never be read as FTS syntax.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Han (incl. ext. A, compatibility), Hiragana, Katakana, Hangul syllables.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+CJK_RUN = re.compile(f"[{_CJK}]+")
+_TOKEN = re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]+")
+MAX_QUERY_TOKENS = 32
+MAX_QUERY_CHARS = 10_000
+
+
+def normalise(text: str) -> str:
+    return unicodedata.normalize("NFKC", text or "").lower()
+
+
+def _bigrams(run: str) -> list[str]:
+    if len(run) < 2:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def tokens(text: str) -> list[list[str]]:
+    """Return query/document units: a list per token; a CJK run gives its bigram list (a phrase)."""
+    out: list[list[str]] = []
+    for match in _TOKEN.finditer(normalise(text)):
+        tok = match.group(0)
+        if CJK_RUN.fullmatch(tok):
+            out.append(_bigrams(tok))
+        else:
+            out.append([tok])
+    return out
+
+
+def document(*parts: str | None) -> str:
+    """The text handed to the FTS index for a row: words separated by spaces, CJK as bigrams."""
+    return " ".join(" ".join(unit) for part in parts if part for unit in tokens(part))
+
+
+def _query_units(query: str) -> list[list[str]]:
+    if not isinstance(query, str):
+        return []
+    query = query.replace("\x00", " ")[:MAX_QUERY_CHARS]
+    seen: set[tuple[str, ...]] = set()
+    units: list[list[str]] = []
+    for unit in tokens(query):
+        key = tuple(unit)
+        if key in seen:
+            continue
+        seen.add(key)
+        units.append(unit)
+        if len(units) >= MAX_QUERY_TOKENS:
+            break
+    return units
+
+
+def sqlite_match(query: str) -> str | None:
+    """An FTS5 MATCH expression for ``query`` (terms OR-ed, CJK runs as phrases), or None if nothing to search."""
+    units = _query_units(query)
+    if not units:
+        return None
+    return " OR ".join('"' + " ".join(unit) + '"' for unit in units)
+
+
+def pg_tsquery(query: str) -> str | None:
+    """A to_tsquery('simple', …) expression for ``query``; lexemes quoted, CJK bigrams joined with <->."""
+    units = _query_units(query)
+    if not units:
+        return None
+    parts = []
+    for unit in units:
+        quoted = ["'" + u.replace("'", "''").replace("\\", "\\\\") + "'" for u in unit]
+        parts.append("(" + " <-> ".join(quoted) + ")" if len(quoted) > 1 else quoted[0])
+    return " | ".join(parts)

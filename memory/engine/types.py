@@ -1,0 +1,195 @@
+"""Inputs, results and errors of the engine's public API. Results are frozen dataclasses."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memory.models import RETRACT_EVENTS, Memory
+
+
+class EngineError(Exception):
+    """An error an agent or a person can cause. ``code`` is stable and machine-readable."""
+
+    code = "engine_error"
+
+    def __init__(self, message: str, *, code: str | None = None, field: str | None = None, **details: Any):
+        super().__init__(message)
+        if code:
+            self.code = code
+        self.message = message
+        self.field = field
+        self.details = details
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.field:
+            out["field"] = self.field
+        if self.details:
+            out["details"] = self.details
+        return out
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.message}"
+
+
+class InvalidArgument(EngineError):
+    code = "invalid_argument"
+
+
+class InvalidTime(EngineError):
+    code = "invalid_time"
+
+
+class TooManyIds(EngineError):
+    code = "too_many_ids"
+
+
+class ContentTooLarge(EngineError):
+    code = "content_too_large"
+
+
+class NotFound(EngineError):
+    code = "not_found"
+
+
+class Forbidden(EngineError):
+    code = "forbidden"
+
+
+class RateLimited(EngineError):
+    code = "rate_limited"
+
+
+def iso(dt: datetime | None) -> str | None:
+    if dt is None:
+        return None
+    text = dt.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+@dataclass(frozen=True)
+class StoreResult:
+    id: str | None
+    outcome: str  # stored | reaffirmed | quarantined | dropped
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "outcome": self.outcome}
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    id: str
+    agent_id: str
+    content: str
+    timestamp: datetime
+    tags: list[str]
+    created_at: datetime
+    layer: str
+    importance: float
+    access_count: int
+    last_accessed: datetime | None
+    source_event: str
+    valid_from: datetime | None
+    valid_until: datetime | None
+    superseded_by: str | None
+    supersedes: str | None
+    subject: str | None
+    predicate: str | None
+    object: str | None
+    confidence: float
+    metadata: dict[str, Any]
+    origin: str
+    origin_trust: float
+    derived_from: list[str]
+    ingested_at: datetime | None
+    invalidated_by_event: str | None
+    invalidated_at: datetime | None
+    reaffirmed_by: list[dict[str, Any]]
+    quarantined: bool
+    session_id: str | None
+
+    @classmethod
+    def from_model(cls, m: Memory, **overrides: Any) -> MemoryRecord:
+        values = {f.name: getattr(m, f.name) for f in dataclasses.fields(cls) if hasattr(m, f.name)}
+        values.update(overrides)
+        return cls(**values)
+
+    @property
+    def retracted(self) -> bool:
+        return self.invalidated_by_event in RETRACT_EVENTS
+
+    def status_at(self, now: datetime) -> str:
+        """current | superseded | expired | future | quarantined | retracted."""
+        if self.retracted:
+            return "retracted"
+        if self.quarantined:
+            return "quarantined"
+        if self.valid_from is not None and self.valid_from > now:
+            return "future"
+        if self.valid_until is not None and self.valid_until <= now:
+            return "superseded" if self.superseded_by else "expired"
+        return "current"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = iso(value) if isinstance(value, datetime) else value
+        out["retracted"] = self.retracted
+        return out
+
+
+@dataclass(frozen=True)
+class SearchHit(MemoryRecord):
+    score: float = 0.0
+    fts_position: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out["score"] = round(self.score, 6)
+        return out
+
+
+@dataclass(frozen=True)
+class PurgeResult:
+    origin: str
+    since: datetime | None
+    retracted: int
+    restored: int
+    trust_crushed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "origin": self.origin,
+            "since": iso(self.since),
+            "retracted": self.retracted,
+            "restored": self.restored,
+            "trust_crushed": self.trust_crushed,
+        }
+
+
+@dataclass(frozen=True)
+class RetrievalWeights:
+    """SPEC R2 defaults."""
+
+    w_recency: float = 0.25
+    w_importance: float = 0.35
+    w_fts: float = 0.35
+    w_graph: float = 0.15
+    w_vec: float = 0.15
+    w_trust: float = 0.10
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    inserted: int
+    skipped: int
+    total: int
+    columns: list[str] = field(default_factory=list)

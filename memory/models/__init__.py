@@ -1,0 +1,25 @@
+"""Models mirror the engine's schema. Only ``memory.engine`` writes memory rows."""
+
+from .accounts import Agent, AgentToken, Membership, Role, Team
+from .audit import AuditEvent
+from .memories import (
+    LAYERS,
+    RETRACT_EVENTS,
+    FactWrite,
+    GraphGeneration,
+    Memory,
+)
+
+__all__ = [
+    "LAYERS",
+    "RETRACT_EVENTS",
+    "Agent",
+    "AgentToken",
+    "AuditEvent",
+    "FactWrite",
+    "GraphGeneration",
+    "Membership",
+    "Memory",
+    "Role",
+    "Team",
+]

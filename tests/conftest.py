@@ -1,0 +1,109 @@
+"""Named actors and small builders shared by every test (see DESIGN.md, Tests)."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test import Client
+
+from memory.models import Agent, Membership, Role, Team
+
+PASSWORD = "correct-horse-battery"
+
+
+def pytest_collection_modifyitems(config, items):  # noqa: ANN001
+    """Tests marked ``postgres`` need a PostgreSQL DATABASE_URL; without it they fail loudly (never skip)."""
+    url = os.environ.get("DATABASE_URL", "")
+    if url.startswith(("postgres://", "postgresql://")):
+        return
+    for item in items:
+        if item.get_closest_marker("postgres"):
+            item.add_marker(pytest.mark.usefixtures("_require_postgres"))
+
+
+@pytest.fixture
+def _require_postgres():
+    pytest.fail(
+        "this test needs PostgreSQL: set DATABASE_URL=postgres://postgres@127.0.0.1:5432/test", pytrace=False
+    )
+
+
+@pytest.fixture
+def on_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def dt(text: str) -> datetime:
+    """An aware UTC datetime from 'YYYY-MM-DD' or a full ISO string."""
+    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+# --- teams, users, agents ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def team(db) -> Team:  # noqa: ANN001
+    return Team.objects.create(name="Acme Support", slug="acme")
+
+
+@pytest.fixture
+def other_team(db) -> Team:  # noqa: ANN001
+    return Team.objects.create(name="Other Org", slug="other")
+
+
+def make_user(username: str, team: Team | None = None, role: str = Role.VIEWER, **extra):
+    user = get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
+    if team is not None:
+        Membership.objects.create(team=team, user=user, role=role)
+    return user
+
+
+@pytest.fixture
+def viewer(team):
+    return make_user("vera", team, Role.VIEWER)
+
+
+@pytest.fixture
+def reviewer(team):
+    return make_user("rex", team, Role.REVIEWER)
+
+
+@pytest.fixture
+def curator(team):
+    return make_user("cora", team, Role.CURATOR)
+
+
+@pytest.fixture
+def team_admin(team):
+    return make_user("ada", team, Role.ADMIN)
+
+
+@pytest.fixture
+def outsider(other_team):
+    return make_user("otto", other_team, Role.ADMIN)
+
+
+@pytest.fixture
+def agent(team) -> Agent:
+    return Agent.objects.create(agent_id="support-bot", display_name="Support bot", team=team)
+
+
+@pytest.fixture
+def other_agent(other_team) -> Agent:
+    return Agent.objects.create(agent_id="other-bot", display_name="Other bot", team=other_team)
+
+
+@pytest.fixture
+def csrf_client() -> Client:
+    """A client that enforces CSRF like a browser does."""
+    return Client(enforce_csrf_checks=True)
+
+
+def login(client: Client, user) -> Client:
+    client.force_login(user)
+    return client
