@@ -99,7 +99,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": SQLITE_PATH,
+            "NAME": str(SQLITE_PATH),
             "OPTIONS": {
                 # WAL lets readers run beside the single writer; IMMEDIATE takes the write lock at BEGIN so
                 # concurrent writers queue on the busy timeout instead of failing with "database is locked".

@@ -116,13 +116,13 @@ def _crush_derived(agent_id: str, purged: set[str]) -> list[str]:
 def expire_by_subject(*, agent_id: str, subject: str, reason: str, actor: str = "system") -> int:
     """End every current row about ``subject`` (exact) now, stamped with ``reason`` (SPEC P3)."""
     agent_id = c.check_agent_id(agent_id)
-    subj = c.check_text(subject, field="subject", required=True)
+    subj = c.check_text(subject, field="subject", required=True) or ""
     if not isinstance(reason, str) or not reason.strip() or len(reason) > 256:
         raise InvalidArgument("reason must be a non-empty string", field="reason")
     actor = c.check_actor(actor)
     t = c.now()
     current = list(Memory.objects.filter(agent_id=agent_id, subject=subj).filter(c.current_q(t)))
-    keys = sorted({(m.subject, m.predicate) for m in current if m.predicate})
+    keys = sorted({(subj, m.predicate) for m in current if m.predicate})
     for _, predicate in keys:
         c.lock_key(agent_id, subj, predicate)
     for _, predicate in keys:

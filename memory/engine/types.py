@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 from memory.models import RETRACT_EVENTS, Memory
 
@@ -116,7 +116,7 @@ class MemoryRecord:
     session_id: str | None
 
     @classmethod
-    def from_model(cls, m: Memory, **overrides: Any) -> MemoryRecord:
+    def from_model(cls, m: Memory, **overrides: Any) -> Self:
         values = {f.name: getattr(m, f.name) for f in dataclasses.fields(cls) if hasattr(m, f.name)}
         values.update(overrides)
         return cls(**values)
