@@ -2,8 +2,18 @@
 
 from .common import graph_generation
 from .purge import expire_by_subject, invalidate_by_origin
+from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_context
 from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer, summarize
 from .temporal import get_at, get_history, store, store_temporal
+from .tokens import (
+    Principal,
+    Unauthorized,
+    authenticate,
+    consume_quota,
+    token_create,
+    token_list,
+    token_revoke,
+)
 from .types import (
     ContentTooLarge,
     EngineError,
@@ -22,6 +32,17 @@ from .types import (
 )
 
 __all__ = [
+    "Principal",
+    "Unauthorized",
+    "authenticate",
+    "consume_quota",
+    "maybe_consolidate",
+    "recall",
+    "record_mistake",
+    "reflexion_context",
+    "token_create",
+    "token_list",
+    "token_revoke",
     "ContentTooLarge",
     "EngineError",
     "Forbidden",

@@ -1,6 +1,6 @@
 """Models mirror the engine's schema. Only ``memory.engine`` writes memory rows."""
 
-from .accounts import Agent, AgentToken, Membership, Role, Team
+from .accounts import Agent, AgentToken, DailyCounter, Membership, Role, Team
 from .audit import AuditEvent
 from .memories import (
     LAYERS,
@@ -9,8 +9,12 @@ from .memories import (
     GraphGeneration,
     Memory,
 )
+from .reflexion import CATEGORIES, Mistake
 
 __all__ = [
+    "CATEGORIES",
+    "DailyCounter",
+    "Mistake",
     "LAYERS",
     "RETRACT_EVENTS",
     "Agent",

@@ -61,3 +61,16 @@ class AgentToken(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+
+
+class DailyCounter(models.Model):
+    """Per-agent daily quotas (e.g. 1000 ``memory_store`` calls a day), incremented atomically."""
+
+    agent_id = models.CharField(max_length=128)
+    day = models.DateField()
+    kind = models.CharField(max_length=64)
+    count = models.IntegerField(default=0)
+
+    class Meta:
+        db_table = "daily_counters"
+        constraints = [models.UniqueConstraint(fields=["agent_id", "day", "kind"], name="uniq_daily_counter")]
