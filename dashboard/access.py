@@ -1,0 +1,95 @@
+"""Who may see which agent (SPEC D1). Every dashboard view goes through these helpers.
+
+Rules:
+- a user sees the agents of the teams they belong to;
+- a site superuser also sees unassigned agents (``team`` NULL);
+- any agent id the user cannot see is a 404, byte for byte the same as an id that does not exist;
+- roles (viewer < reviewer < curator < admin) are checked with ``Membership.has_role``; a superuser passes
+  every role check on the agents they can see.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.db.models import Q, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import resolve_url
+from django_htmx.http import HttpResponseClientRedirect
+
+from memory.models import Agent, Membership, Role
+
+NOT_FOUND_MESSAGE = "No such agent."
+
+
+def visible_agents(user: Any) -> QuerySet[Agent]:
+    """Agents ``user`` may see, with their team loaded (one query when evaluated)."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return Agent.objects.none()
+    visible = Q(team_id__in=Membership.objects.filter(user=user).values("team_id"))
+    if user.is_superuser:
+        visible |= Q(team__isnull=True)
+    return Agent.objects.filter(visible).select_related("team").order_by("agent_id")
+
+
+class AgentAccess:
+    """An agent the user may see, and the user's standing on it."""
+
+    def __init__(self, user: Any, agent: Agent) -> None:
+        self.user = user
+        self.agent = agent
+
+    @functools.cached_property
+    def membership(self) -> Membership | None:
+        if self.agent.team_id is None:
+            return None
+        return Membership.objects.filter(user=self.user, team_id=self.agent.team_id).first()
+
+    def has_role(self, role: str) -> bool:
+        if self.user.is_superuser:
+            return True
+        membership = self.membership
+        return membership is not None and membership.has_role(role)
+
+    @property
+    def role(self) -> str | None:
+        if self.membership is not None:
+            return self.membership.role
+        return Role.ADMIN if self.user.is_superuser else None
+
+
+def agent_access(user: Any, agent_id: str, role: str = Role.VIEWER) -> AgentAccess:
+    """The agent ``agent_id`` if ``user`` may see it, else 404; ``PermissionDenied`` if the role is too low.
+
+    Seeing an agent already implies the viewer role (membership of its team, or superuser), so a viewer check
+    costs one query; higher roles cost one more (the membership).
+    """
+    agent = visible_agents(user).filter(agent_id=agent_id).first()
+    if agent is None:
+        raise Http404(NOT_FOUND_MESSAGE)
+    access = AgentAccess(user, agent)
+    if role != Role.VIEWER and not access.has_role(role):
+        raise PermissionDenied
+    return access
+
+
+def login_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Like Django's, but an HTMX request gets an ``HX-Redirect`` to the login page instead of a fragment."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.user.is_authenticated:
+            return view(request, *args, **kwargs)
+        htmx = getattr(request, "htmx", None)
+        if htmx:
+            # current_url_abs_path is None unless the page is on this site, so no open redirect
+            back = htmx.current_url_abs_path or request.get_full_path()
+            return HttpResponseClientRedirect(redirect_to_login(back).url)
+        return redirect_to_login(request.get_full_path(), resolve_url(settings.LOGIN_URL))
+
+    return wrapper

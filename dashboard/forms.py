@@ -1,0 +1,71 @@
+"""Parsing of query strings: every filter lives in the URL, so every filter is a GET form."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django import forms
+
+from memory.models import LAYERS
+
+MAX_QUERY_CHARS = 500
+
+
+class MemoryFilterForm(forms.Form):
+    q = forms.CharField(required=False, max_length=MAX_QUERY_CHARS, strip=True, label="Search")
+    layer = forms.ChoiceField(
+        required=False, choices=[("", "Any layer")] + [(x, x) for x in LAYERS], label="Layer"
+    )
+    origin = forms.CharField(required=False, max_length=256, label="Origin")
+    origin_class = forms.CharField(required=False, max_length=64, label="Origin class")
+    status = forms.ChoiceField(
+        required=False,
+        choices=[("current", "Current only"), ("all", "All rows (history)")],
+        label="Rows",
+    )
+
+    def clean_status(self) -> str:
+        return self.cleaned_data.get("status") or "current"
+
+    def filters(self) -> dict[str, str]:
+        """Cleaned filters; invalid fields fall back to their defaults (the errors are shown beside them)."""
+        data = self.cleaned_data if self.is_bound else {}
+        return {
+            "q": data.get("q") or "",
+            "layer": data.get("layer") or "",
+            "origin": data.get("origin") or "",
+            "origin_class": data.get("origin_class") or "",
+            "status": data.get("status") or "current",
+        }
+
+
+class UTCDateTimeField(forms.Field):
+    """An ``<input type="datetime-local">`` value, read as UTC. An explicit offset is honoured."""
+
+    widget = forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1"}, format="%Y-%m-%dT%H:%M:%S")
+    default_error_messages = {"invalid": "Enter a date and time like 2024-05-01T12:00."}
+
+    def to_python(self, value: Any) -> datetime | None:
+        if value in self.empty_values:
+            return None
+        if isinstance(value, datetime):
+            parsed = value
+        else:
+            text = str(value).strip()
+            if text[-1:] in ("z", "Z"):
+                text = text[:-1] + "+00:00"
+            try:
+                parsed = datetime.fromisoformat(text)
+            except ValueError:
+                raise forms.ValidationError(self.error_messages["invalid"], code="invalid") from None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.astimezone(UTC)
+
+
+class TimelineForm(forms.Form):
+    subject = forms.CharField(max_length=512, strip=True)
+    predicate = forms.CharField(max_length=512, strip=True)
+    at = UTCDateTimeField(required=False, label="World time (UTC)")
+    as_of = UTCDateTimeField(required=False, label="As believed on (UTC)")

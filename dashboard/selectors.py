@@ -1,0 +1,282 @@
+"""Read-only queries the dashboard pages need, with their joins and aggregates baked in.
+
+Nothing here writes. Memory rows are written by ``memory.engine`` only; reads that the engine's public API
+does not offer (lists over every row, including history) live here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, Max, Q, QuerySet
+from django.utils import timezone
+
+from memory import engine
+from memory.engine.provenance import CLASS_ALIASES, origin_class
+from memory.models import RETRACT_EVENTS, Agent, AuditEvent, Memory
+
+# The engine's belief filters (SPEC 0), restated over the ORM for list pages.
+NOT_RETRACTED = Q(invalidated_by_event__isnull=True) | ~Q(invalidated_by_event__in=RETRACT_EVENTS)
+BELIEVED = Q(quarantined=False) & NOT_RETRACTED
+CONTINUATION_KEY = "continuation_of"
+
+
+def current_q(at: datetime) -> Q:
+    return (
+        BELIEVED
+        & (Q(valid_from__isnull=True) | Q(valid_from__lte=at))
+        & (Q(valid_until__isnull=True) | Q(valid_until__gt=at))
+    )
+
+
+# --- home -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentCounts:
+    current: int = 0
+    facts: int = 0
+    quarantined: int = 0
+    retracted: int = 0
+    total: int = 0
+
+
+@dataclass(frozen=True)
+class AgentSummary:
+    agent: Agent
+    counts: AgentCounts
+
+
+def agents_with_counts(agents: QuerySet[Agent], *, at: datetime | None = None) -> list[AgentSummary]:
+    """The given agents with their memory counts: two queries whatever the number of agents."""
+    at = at or timezone.now()
+    agent_list = list(agents)
+    if not agent_list:
+        return []
+    cur = current_q(at)
+    rows = (
+        Memory.objects.filter(agent_id__in=[a.agent_id for a in agent_list])
+        .order_by()
+        .values("agent_id")
+        .annotate(
+            current=Count("id", filter=cur),
+            facts=Count("id", filter=cur & Q(subject__isnull=False)),
+            quarantined=Count("id", filter=Q(quarantined=True) & NOT_RETRACTED),
+            retracted=Count("id", filter=Q(invalidated_by_event__in=RETRACT_EVENTS)),
+            total=Count("id"),
+        )
+    )
+    by_agent = {r.pop("agent_id"): AgentCounts(**r) for r in rows}
+    return [AgentSummary(a, by_agent.get(a.agent_id, AgentCounts())) for a in agent_list]
+
+
+# --- memory lists -----------------------------------------------------------------------------------------
+
+
+def origin_class_q(cls: str) -> Q:
+    """Rows whose origin belongs to class ``cls`` (``channel`` matches ``channel`` and ``channel:…``)."""
+    cls = origin_class(cls)
+    names = {cls} | {alias for alias, target in CLASS_ALIASES.items() if target == cls}
+    q = Q()
+    for name in sorted(names):
+        q |= Q(origin__iexact=name) | Q(origin__istartswith=f"{name}:")
+    return q
+
+
+def agent_origins(agent_id: str) -> list[str]:
+    """Every distinct origin string of the agent's rows, sorted (one query on the (agent, origin) index)."""
+    return list(
+        Memory.objects.filter(agent_id=agent_id)
+        .order_by("origin")
+        .values_list("origin", flat=True)
+        .distinct()
+    )
+
+
+def origin_classes(origins: Iterable[str]) -> list[str]:
+    return sorted({origin_class(o) for o in origins})
+
+
+def memory_rows(
+    agent_id: str,
+    *,
+    status: str = "current",
+    query: str = "",
+    layer: str = "",
+    origin: str = "",
+    origin_cls: str = "",
+    at: datetime | None = None,
+) -> QuerySet[Memory]:
+    """Memory rows of one agent, newest first. ``status="all"`` keeps superseded/retracted/quarantined rows.
+
+    ``query`` is a case-insensitive substring of the content, subject or object (the engine's ranked search
+    only covers current rows).
+    """
+    qs = Memory.objects.filter(agent_id=agent_id)
+    if status != "all":
+        qs = qs.filter(current_q(at or timezone.now()))
+    if query:
+        qs = qs.filter(Q(content__icontains=query) | Q(subject__icontains=query) | Q(object__icontains=query))
+    if layer:
+        qs = qs.filter(layer=layer)
+    if origin:
+        qs = qs.filter(origin=origin)
+    if origin_cls:
+        qs = qs.filter(origin_class_q(origin_cls))
+    return qs.order_by("-timestamp", "-id")
+
+
+def filter_hits_by_origin(hits: Sequence[Any], *, origin: str = "", origin_cls: str = "") -> list[Any]:
+    """The engine's search has no origin filter; apply it to its hits."""
+    out = list(hits)
+    if origin:
+        out = [h for h in out if h.origin == origin]
+    if origin_cls:
+        wanted = origin_class(origin_cls)
+        out = [h for h in out if origin_class(h.origin) == wanted]
+    return out
+
+
+def records(rows: Iterable[Memory]) -> list[engine.MemoryRecord]:
+    return [engine.MemoryRecord.from_model(m) for m in rows]
+
+
+# --- one memory -------------------------------------------------------------------------------------------
+
+
+def memory_record(agent_id: str, memory_id: str) -> engine.MemoryRecord | None:
+    """Any row of the agent (history included: retracted and quarantined rows too), or None."""
+    row = Memory.objects.filter(agent_id=agent_id, id=memory_id).first()
+    return engine.MemoryRecord.from_model(row) if row is not None else None
+
+
+@dataclass(frozen=True)
+class RelatedRows:
+    """Rows a memory points at, or that point at it, by id. Ids unknown to this agent are simply absent."""
+
+    by_id: dict[str, engine.MemoryRecord] = field(default_factory=dict)
+    continued_by: list[engine.MemoryRecord] = field(default_factory=list)
+
+    def get(self, memory_id: str | None) -> engine.MemoryRecord | None:
+        return self.by_id.get(memory_id) if memory_id else None
+
+
+def related_rows(record: engine.MemoryRecord) -> RelatedRows:
+    """supersedes, superseded_by, derived_from, continuation_of and continuations: one query."""
+    ids = {record.supersedes, record.superseded_by, (record.metadata or {}).get(CONTINUATION_KEY)}
+    ids |= {i for i in (record.derived_from or []) if isinstance(i, str)}
+    ids = {i for i in ids if isinstance(i, str) and i}
+    q = Q(id__in=sorted(ids))
+    if record.subject and record.predicate:
+        q |= Q(
+            subject=record.subject,
+            predicate=record.predicate,
+            **{f"metadata__{CONTINUATION_KEY}": record.id},
+        )
+    if not ids and not (record.subject and record.predicate):
+        return RelatedRows()
+    rows = records(Memory.objects.filter(agent_id=record.agent_id).filter(q).order_by("valid_from", "id"))
+    by_id = {r.id: r for r in rows if r.id in ids}
+    continued = [r for r in rows if (r.metadata or {}).get(CONTINUATION_KEY) == record.id]
+    return RelatedRows(by_id, continued)
+
+
+# --- timelines --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FactKey:
+    subject: str
+    predicate: str
+    rows: int
+    last_ingested: datetime | None
+
+
+def fact_keys(agent_id: str, *, limit: int = 200, subject: str = "") -> list[FactKey]:
+    """The agent's keys (subject, predicate) with their row counts, most recently written first."""
+    qs = Memory.objects.filter(agent_id=agent_id, subject__isnull=False, predicate__isnull=False)
+    if subject:
+        qs = qs.filter(subject__icontains=subject)
+    rows = (
+        qs.order_by()
+        .values("subject", "predicate")
+        .annotate(rows=Count("id"), last=Max("ingested_at"))
+        .order_by("-last", "subject", "predicate")[:limit]
+    )
+    return [FactKey(r["subject"], r["predicate"], r["rows"], r["last"]) for r in rows]
+
+
+@dataclass(frozen=True)
+class PurgeNote:
+    """An origin purge that touched a row (from the audit log)."""
+
+    at: datetime
+    actor: str
+    origin: str
+
+
+@dataclass
+class TimelineRow:
+    record: engine.MemoryRecord
+    status: str
+    superseded_by: engine.MemoryRecord | None = None
+    supersedes: engine.MemoryRecord | None = None
+    continuation_of: engine.MemoryRecord | None = None
+    retracted_by: PurgeNote | None = None
+    restored_by: list[PurgeNote] = field(default_factory=list)
+
+    @property
+    def closed_by_event(self) -> str | None:
+        """The event that ended this row's belief when it is not a retraction (a superseding write)."""
+        event = self.record.invalidated_by_event
+        return event if event and not self.record.retracted else None
+
+
+def purge_notes(
+    agent_id: str, ids: set[str], since: datetime | None
+) -> tuple[dict[str, PurgeNote], dict[str, list[PurgeNote]]]:
+    """Which origin purge retracted or restored each of ``ids`` (one query on the audit log)."""
+    if not ids:
+        return {}, {}
+    events = AuditEvent.objects.filter(agent_id=agent_id, action="origin_purge")
+    if since is not None:
+        events = events.filter(created_at__gte=since)
+    retracted: dict[str, PurgeNote] = {}
+    restored: dict[str, list[PurgeNote]] = {}
+    for ev in events.order_by("created_at", "id").only("created_at", "actor", "details"):
+        details = ev.details if isinstance(ev.details, dict) else {}
+        note = PurgeNote(ev.created_at, ev.actor, str(details.get("origin", "")))
+        for mid in details.get("retracted") or ():
+            if mid in ids:
+                retracted.setdefault(mid, note)
+        for mid in details.get("restored") or ():
+            if mid in ids:
+                restored.setdefault(mid, []).append(note)
+    return retracted, restored
+
+
+def timeline(agent_id: str, subject: str, predicate: str, *, at: datetime | None = None) -> list[TimelineRow]:
+    """``engine.get_history`` (oldest world time first) with each row's fate resolved: two queries."""
+    at = at or timezone.now()
+    history = engine.get_history(agent_id=agent_id, subject=subject, predicate=predicate)
+    by_id = {r.id: r for r in history}
+    ingested = [r.ingested_at for r in history if r.ingested_at is not None]
+    retracted, restored = purge_notes(agent_id, set(by_id), min(ingested) if ingested else None)
+    out = []
+    for r in history:
+        parent = (r.metadata or {}).get(CONTINUATION_KEY)
+        out.append(
+            TimelineRow(
+                record=r,
+                status=r.status_at(at),
+                superseded_by=by_id.get(r.superseded_by) if r.superseded_by else None,
+                supersedes=by_id.get(r.supersedes) if r.supersedes else None,
+                continuation_of=by_id.get(parent) if isinstance(parent, str) else None,
+                retracted_by=retracted.get(r.id) if r.retracted else None,
+                restored_by=restored.get(r.id, []),
+            )
+        )
+    return out

@@ -1,0 +1,95 @@
+"""Small presentation helpers. Everything returned here is escaped; stored text is never marked safe."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlencode
+
+from django import template
+from django.urls import reverse
+from django.utils.html import format_html
+
+from memory.engine.provenance import origin_class as _origin_class
+
+register = template.Library()
+
+STATUS_HELP = {
+    "current": "Believed and valid now.",
+    "superseded": "Replaced by a later row of the same key.",
+    "expired": "Its valid interval has ended.",
+    "future": "Valid from a time that has not come yet.",
+    "quarantined": "Held for review; invisible to agents until a verdict.",
+    "retracted": "Removed from belief by a purge or a reject; kept in history.",
+}
+
+
+def _as_datetime(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, str) and value:
+        try:
+            parsed = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return None
+
+
+@register.filter
+def when(value: Any, empty: str = "—") -> str:
+    """A UTC timestamp as ``<time>``; ISO strings (from JSON columns) are accepted too."""
+    moment = _as_datetime(value)
+    if moment is None:
+        return format_html("<span class='muted'>{}</span>", value if value not in (None, "") else empty)
+    moment = moment.astimezone(UTC)
+    return format_html(
+        '<time datetime="{}">{}</time>', moment.isoformat(), moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    )
+
+
+@register.filter
+def dtlocal(value: Any) -> str:
+    """A datetime as the value of an ``<input type="datetime-local">`` (UTC)."""
+    moment = _as_datetime(value)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S") if moment else ""
+
+
+@register.filter
+def origin_class(value: Any) -> str:
+    return _origin_class(str(value or ""))
+
+
+@register.filter
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+@register.filter
+def status_help(status: str) -> str:
+    return STATUS_HELP.get(status, "")
+
+
+@register.simple_tag
+def timeline_url(agent_id: str, subject: str | None, predicate: str | None, **extra: Any) -> str:
+    params = {"subject": subject or "", "predicate": predicate or ""}
+    params.update({k: v for k, v in extra.items() if v})
+    return reverse("dashboard:timeline", args=[agent_id]) + "?" + urlencode(params)
+
+
+@register.inclusion_tag("dashboard/_status.html")
+def status_badge(status: str) -> dict[str, str]:
+    return {"status": status, "help": STATUS_HELP.get(status, "")}
+
+
+@register.filter
+def status_at(record: Any, now: datetime) -> str:
+    """``MemoryRecord.status_at(now)`` for templates."""
+    return str(record.status_at(now))
+
+
+@register.filter
+def get_related(related: Any, memory_id: Any) -> Any:
+    """``RelatedRows.get(id)`` for templates."""
+    return related.get(memory_id) if related is not None and isinstance(memory_id, str) else None

@@ -1,0 +1,216 @@
+"""Take the README screenshots: the memory search page and a key's timeline, with demo-like data.
+
+Usage: .venv/bin/python docs/screenshots/take.py
+
+Builds a throwaway SQLite database in a temporary directory (var/ is never touched), writes the demo memories
+through the engine at realistic record times, serves the dashboard on 127.0.0.1 in a thread and drives
+Debian's Chromium (/usr/bin/chromium) with Playwright. Writes search.png and timeline.png next to this file.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from socketserver import ThreadingMixIn
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = Path(__file__).resolve().parent
+CHROMIUM = "/usr/bin/chromium"
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+USERNAME, PASSWORD = "cora", "demo-password-123"
+
+
+def d(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def seed() -> str:
+    import time_machine
+    from django.contrib.auth import get_user_model
+
+    from memory import engine
+    from memory.models import Agent, Membership, Role, Team
+
+    team = Team.objects.create(name="Acme Support", slug="acme")
+    user = get_user_model().objects.create_user(USERNAME, password=PASSWORD)
+    Membership.objects.create(team=team, user=user, role=Role.CURATOR)
+    agent = Agent.objects.create(agent_id="support-bot", display_name="Support assistant", team=team)
+    a = agent.agent_id
+
+    def at(when: str):
+        return time_machine.travel(d(when), tick=False)
+
+    def fact(when: str, **kw):
+        with at(when):
+            return engine.store_temporal(agent_id=a, **kw)
+
+    def note(when: str, content: str, **kw):
+        with at(when):
+            return engine.store(agent_id=a, content=content, **kw)
+
+    key = {"subject": "alice", "predicate": "lives_in"}
+    fact(
+        "2024-01-10T09:12:00",
+        **key,
+        content="Alice lives in Lisbon",
+        object="Lisbon",
+        valid_from=d("2019-03-01"),
+        origin="user_direct",
+        source_event="chat-0113",
+    )
+    fact(
+        "2024-02-02T14:40:00",
+        **key,
+        content="Alice moved to Berlin",
+        object="Berlin",
+        valid_from=d("2023-09-01"),
+        origin="user_direct",
+        source_event="chat-0190",
+    )
+    fact(
+        "2024-02-20T08:05:00",
+        **key,
+        content="Alice moved to Berlin",
+        object="Berlin",
+        valid_from=d("2023-09-01"),
+        origin="operator:crm",
+        source_event="crm-sync-7",
+    )
+    fact(
+        "2024-03-03T22:31:00",
+        **key,
+        content="Alice now lives in Atlantis",
+        object="Atlantis",
+        valid_from=d("2024-03-01"),
+        origin="channel:telegram-991",
+        source_event="tg-55102",
+    )
+    with at("2024-03-04T10:00:00"):
+        engine.invalidate_by_origin(agent_id=a, origin="channel:telegram-991", actor="user:cora")
+    fact(
+        "2024-03-10T11:00:00",
+        subject="alice",
+        predicate="works_at",
+        content="Alice works at Acme",
+        object="Acme",
+        valid_from=d("2021-05-01"),
+        origin="user_direct",
+        source_event="chat-0201",
+    )
+    fact(
+        "2024-06-18T16:20:00",
+        subject="alice",
+        predicate="works_at",
+        content="Alice joined Globex",
+        object="Globex",
+        valid_from=d("2024-06-01"),
+        origin="import:hr-export",
+        source_event="hr-2024-06",
+    )
+    fact(
+        "2024-04-01T12:00:00",
+        subject="alice",
+        predicate="prefers_channel",
+        content="Alice prefers email over phone calls",
+        object="email",
+        origin="user_direct",
+    )
+    note(
+        "2024-04-02T09:30:00",
+        "Alice asked whether invoice #4411 includes the Berlin office",
+        layer="episodic",
+        origin="user_direct",
+        tags=["billing"],
+    )
+    note(
+        "2024-05-14T15:45:00",
+        "Alice reported the mobile app logs her out every morning",
+        layer="episodic",
+        origin="channel:web",
+        tags=["bug"],
+    )
+    note(
+        "2024-06-20T10:10:00",
+        "To reset Alice's SSO, ask IT for a Globex tenant id first",
+        layer="procedural",
+        origin="agent_derived:reflect",
+        importance=7,
+    )
+    note("2024-06-21T08:00:00", "Refund for order 1182 approved by Bob", origin="user_direct")
+    note("2024-06-22T13:30:00", "Bob prefers short answers", layer="semantic", origin="user_direct")
+    return a
+
+
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def main() -> int:
+    tmp = tempfile.mkdtemp(prefix="memdesk-shots-")
+    os.environ["MEMDESK_VAR_DIR"] = tmp
+    os.environ["MEMDESK_SQLITE_PATH"] = str(Path(tmp) / "demo.sqlite3")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.pop("DATABASE_URL", None)
+    sys.path.insert(0, str(ROOT))
+
+    import django
+
+    django.setup()
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
+    from django.core.management import call_command
+    from django.core.wsgi import get_wsgi_application
+
+    call_command("migrate", verbosity=0, interactive=False)
+    agent_id = seed()
+
+    server = make_server("127.0.0.1", 0, StaticFilesHandler(get_wsgi_application()), _Server, _Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}"
+
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs a loop in this thread
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        page = browser.new_page(viewport={"width": 1360, "height": 860}, device_scale_factor=1)
+        page.goto(base + "/login/")
+        page.fill("#id_username", USERNAME)
+        page.fill("#id_password", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url(base + "/")
+
+        page.goto(f"{base}/agents/{agent_id}/memories/?status=all")
+        page.locator("#q").press_sequentially("Alice", delay=30)
+        expect(page.locator("#results")).to_have_attribute("data-query", "Alice")
+        page.screenshot(path=str(OUT / "search.png"), full_page=True)
+
+        page.goto(
+            f"{base}/agents/{agent_id}/timeline/?subject=alice&predicate=lives_in"
+            "&at=2024-03-02T00:00:00&as_of=2024-03-03T23:00:00"
+        )
+        expect(page.locator("#timeline")).to_be_visible()
+        page.screenshot(path=str(OUT / "timeline.png"), full_page=True)
+        browser.close()
+    server.shutdown()
+    print(f"wrote {OUT / 'search.png'} and {OUT / 'timeline.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
