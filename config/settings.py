@@ -129,6 +129,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every request when it is missing
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
@@ -158,6 +159,10 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/
 
 # --- memdesk ----------------------------------------------------------------------------------------------
 MEMDESK_CONFIG_PATH = os.environ.get("MEMDESK_CONFIG", str(BASE_DIR / "memdesk.toml"))
+
+# --- MCP (SPEC A) -----------------------------------------------------------------------------------------
+# memory_store calls allowed per agent per UTC day (SPEC A3); past it the tool answers ``rate_limited``.
+MEMDESK_MCP_STORE_DAILY_LIMIT = int(os.environ.get("MEMDESK_MCP_STORE_DAILY_LIMIT", "1000"))
 
 LOGGING = {
     "version": 1,
