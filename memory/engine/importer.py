@@ -82,6 +82,7 @@ LATER_COLUMNS = (
 )
 IMPORT_ORIGIN = "import"
 BATCH_ROWS = 1000
+CHUNK = 500  # ids / subjects per IN (...) query
 MAX_REPORTED = 200
 _LIMITS = {
     "id": 40,
@@ -621,8 +622,8 @@ def _plan_trust(
 
     existing: dict[str, tuple[str, float]] = {}
     ids = list(light)
-    for i in range(0, len(ids), 500):
-        for mid, owner, stored_trust in Memory.objects.filter(id__in=ids[i : i + 500]).values_list(
+    for i in range(0, len(ids), CHUNK):
+        for mid, owner, stored_trust in Memory.objects.filter(id__in=ids[i : i + CHUNK]).values_list(
             "id", "agent_id", "origin_trust"
         ):
             existing[mid] = (owner, float(stored_trust))
@@ -783,8 +784,8 @@ def _existing_key_rows(keys: set[tuple[str, str, str]]) -> dict[tuple[str, str, 
         return out
     agents = sorted({k[0] for k in keys})
     subjects = sorted({k[1] for k in keys})
-    for i in range(0, len(subjects), 500):
-        qs = Memory.objects.filter(agent_id__in=agents, subject__in=subjects[i : i + 500])
+    for i in range(0, len(subjects), CHUNK):
+        qs = Memory.objects.filter(agent_id__in=agents, subject__in=subjects[i : i + CHUNK])
         for m in qs:
             key = (m.agent_id, m.subject or "", m.predicate or "")
             if key in keys:
@@ -835,7 +836,10 @@ class _BatchOutcome:
 @c.write_transaction
 def _apply_batch(rows: list[_Row], at: datetime) -> _BatchOutcome:
     out = _BatchOutcome()
-    existing = dict(Memory.objects.filter(id__in=[r.memory.id for r in rows]).values_list("id", "agent_id"))
+    ids = [r.memory.id for r in rows]
+    existing: dict[str, str] = {}
+    for i in range(0, len(ids), CHUNK):
+        existing.update(Memory.objects.filter(id__in=ids[i : i + CHUNK]).values_list("id", "agent_id"))
     new: list[_Row] = []
     for r in rows:
         owner = existing.get(r.memory.id)

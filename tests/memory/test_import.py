@@ -735,6 +735,55 @@ def test_many_rows_in_batches(tmp_path: Path) -> None:
     assert import_legacy(path=legacy_file(tmp_path / "many2.sqlite3", rows, later)).inserted == 0
 
 
+def test_small_batches_and_chunks_keep_keys_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory.engine import importer
+
+    monkeypatch.setattr(importer, "BATCH_ROWS", 7)
+    monkeypatch.setattr(importer, "CHUNK", 3)
+    later = ("subject", "predicate", "object", "valid_from")
+    rows = [
+        base_row(
+            f"k{i:03d}",
+            f"big key value {i}",
+            subject="big",
+            predicate="key",
+            object=f"v{i}",
+            valid_from=f"2025-01-{1 + i % 28:02d}T00:00:{i % 60:02d}Z",
+        )  # fmt: skip
+        for i in range(40)
+    ]
+    rows += [base_row(f"p{i:03d}", f"plain {i}") for i in range(20)]
+    rows += [
+        base_row(
+            f"s{i:03d}",
+            f"small key {i}",
+            subject=f"small-{i // 2}",
+            predicate="p",
+            object=str(i),
+            valid_from=f"2025-02-01T00:00:0{i % 2}Z",
+        )  # fmt: skip
+        for i in range(20)
+    ]
+    path = legacy_file(tmp_path / "chunks.sqlite3", rows, later)
+    result = import_legacy(path=path)
+    assert result.inserted == 80
+    # every key ends with exactly one open believed row and a non-overlapping timeline
+    assert Memory.objects.filter(subject="big", valid_until__isnull=True).count() == 1
+    for i in range(10):
+        assert Memory.objects.filter(subject=f"small-{i}", valid_until__isnull=True).count() == 1
+    history = engine.get_history(agent_id=AGENT, subject="big", predicate="key")
+    segments = [
+        (h.valid_from, h.valid_until)
+        for h in history
+        if h.valid_until is None or h.valid_until > h.valid_from
+    ]
+    for (_, end), (start, _) in zip(segments, segments[1:], strict=False):
+        assert end is not None and end <= start
+    before = dump()
+    assert import_legacy(path=path).inserted == 0
+    assert dump() == before
+
+
 # --- bad files ---------------------------------------------------------------------------------------------
 
 

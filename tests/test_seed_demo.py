@@ -1,0 +1,219 @@
+"""``manage.py seed_demo``: users and agents, chains that resolve, a purged source, CJK search, idempotency."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.db import transaction
+from django.test import Client
+
+from dashboard.access import visible_agents
+from memory import engine
+from memory.management import demo_data as d
+from memory.models import Agent, FactWrite, Membership, Memory, Mistake, Team
+
+PASSWORD = "demo-password-for-tests"
+NOW = datetime(2025, 3, 15, 12, 0, tzinfo=UTC)
+DAY = datetime(2025, 3, 15, tzinfo=UTC)  # the seeding day: world times are "days before" it
+A = d.SUPPORT_BOT
+
+
+def days_ago(n: float) -> datetime:
+    return DAY - timedelta(days=n)
+
+
+def seed(*args: str) -> str:
+    out = io.StringIO()
+    call_command("seed_demo", *args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="class")
+def demo(django_db_setup, django_db_blocker) -> Iterator[str]:  # noqa: ANN001
+    """Seed once per class inside a transaction that is rolled back afterwards (each test adds a savepoint)."""
+    with django_db_blocker.unblock(), pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEMDESK_DEMO_PASSWORD", PASSWORD)
+        atomic = transaction.atomic()
+        atomic.__enter__()
+        try:
+            with time_machine.travel(NOW, tick=True):
+                output = seed()
+            yield output
+        finally:
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
+
+
+@pytest.fixture
+def seeded(demo: str, db) -> str:  # noqa: ANN001
+    return demo
+
+
+def value_at(subject: str, predicate: str, at: datetime) -> str | None:
+    row = engine.get_at(agent_id=A, subject=subject, predicate=predicate, at=at)
+    return row.object if row else None
+
+
+def snapshot() -> dict[str, object]:
+    return {
+        "memories": sorted(
+            Memory.objects.values_list("id", "valid_until", "invalidated_by_event", "access_count")
+        ),
+        "writes": FactWrite.objects.count(),
+        "mistakes": Mistake.objects.count(),
+        "users": sorted(get_user_model().objects.values_list("username", "is_superuser")),
+        "memberships": sorted(Membership.objects.values_list("team__slug", "user__username", "role")),
+        "teams": Team.objects.count(),
+        "agents": sorted(Agent.objects.values_list("agent_id", "team__slug")),
+    }
+
+
+class TestSeededDemo:
+    """Read-only checks on one seeded demo (the second-run check re-seeds inside its own savepoint)."""
+
+    def test_users_teams_agents(self, seeded: str) -> None:
+        users = {u.username: u for u in get_user_model().objects.all()}
+        assert set(users) == {"admin", "curator", "reviewer", "viewer", "researcher"}
+        assert users["admin"].is_superuser and users["admin"].is_staff
+        assert not any(users[n].is_superuser or users[n].is_staff for n in ("curator", "reviewer", "viewer"))
+        roles = dict(
+            Membership.objects.filter(team__name="Acme Support").values_list("user__username", "role")
+        )
+        assert roles == {"admin": "admin", "curator": "curator", "reviewer": "reviewer", "viewer": "viewer"}
+        assert list(
+            Membership.objects.filter(team__slug="northwind-research").values_list("user__username", "role")
+        ) == [("researcher", "admin")]
+        assert dict(Agent.objects.values_list("agent_id", "team__name")) == {
+            "support-bot": "Acme Support",
+            "research-bot": "Northwind Research",
+        }
+        assert Client().login(username="curator", password=PASSWORD)
+
+    def test_isolation_between_teams(self, seeded: str) -> None:
+        users = {u.username: u for u in get_user_model().objects.all()}
+        for name in ("admin", "curator", "reviewer", "viewer"):
+            assert [a.agent_id for a in visible_agents(users[name])] == ["support-bot"]
+        assert [a.agent_id for a in visible_agents(users["researcher"])] == ["research-bot"]
+
+    def test_output_prints_logins_password_and_url(self, seeded: str) -> None:
+        assert "http://127.0.0.1:8000/" in seeded
+        for name in ("admin", "curator", "reviewer", "viewer", "researcher"):
+            assert re.search(rf"^\s+{name}\s", seeded, re.M)
+        assert f"password (all demo users): {PASSWORD}" in seeded
+
+    def test_a_few_hundred_memories_across_ten_weeks_from_many_origins(self, seeded: str) -> None:
+        rows = Memory.objects.filter(agent_id=A)
+        assert 200 <= rows.count() <= 500
+        assert Memory.objects.filter(agent_id=d.RESEARCH_BOT).count() >= 10
+        assert set(d.ORIGINS) <= set(rows.values_list("origin", flat=True))
+        assert set(rows.values_list("layer", flat=True)) == {"episodic", "semantic", "procedural"}
+        starts = rows.filter(subject__isnull=False).values_list("valid_from", flat=True)
+        assert min(starts) <= days_ago(65) and max(starts) >= days_ago(10)
+        assert rows.exclude(derived_from=[]).count() >= 2
+        assert Mistake.objects.filter(agent_id=A).count() == len(d.SUPPORT_MISTAKES)
+
+    def test_deploy_target_chain(self, seeded: str) -> None:
+        assert value_at("acme-web", "deploy_target", days_ago(80)) is None
+        assert value_at("acme-web", "deploy_target", days_ago(40)) == "Vercel"
+        assert value_at("acme-web", "deploy_target", days_ago(10)) == "Cloudflare Workers"
+        assert value_at("acme-web", "deploy_target", NOW) == "Cloudflare Workers"
+        history = engine.get_history(agent_id=A, subject="acme-web", predicate="deploy_target")
+        assert [h.object for h in history] == ["Vercel", "Cloudflare Workers"]
+        assert (
+            history[0].superseded_by == history[1].id and history[0].invalidated_by_event == "demo:deploy-cf"
+        )
+        # reaffirmed by the user: no new row, an entry on the current one
+        assert [e["origin"] for e in history[1].reaffirmed_by] == ["user_direct"]
+        cdn = engine.get_at(agent_id=A, subject="acme-web", predicate="cdn", at=NOW)
+        assert cdn.derived_from == [history[1].id] and cdn.origin_trust == pytest.approx(0.6)
+
+    def test_role_and_manager_change(self, seeded: str) -> None:
+        assert value_at("Dana Whitfield", "role", days_ago(50)) == "Tier 1 support agent"
+        assert value_at("Dana Whitfield", "role", days_ago(30)) == "Tier 2 support engineer"
+        assert value_at("Dana Whitfield", "role", NOW) == "Support team lead"
+        assert value_at("Dana Whitfield", "manager", days_ago(30)) == "Sam Ortiz"
+        assert value_at("Dana Whitfield", "manager", NOW) == "Priya Raman"
+
+    def test_divorce_learned_before_the_marriage(self, seeded: str) -> None:
+        assert value_at("Jordan Lee", "marital_status", days_ago(70)) is None
+        assert value_at("Jordan Lee", "marital_status", days_ago(40)) == "married to Casey Lee"
+        assert value_at("Jordan Lee", "marital_status", days_ago(10)) == "divorced"
+        history = engine.get_history(agent_id=A, subject="Jordan Lee", predicate="marital_status")
+        married, divorced = history
+        assert married.valid_until == divorced.valid_from and divorced.valid_until is None
+        assert married.ingested_at > divorced.ingested_at  # learned later, true earlier
+
+    def test_chinese_facts_and_search(self, seeded: str) -> None:
+        assert value_at("老闆", "姓名", days_ago(40)) == "王老闆"
+        assert value_at("老闆", "姓名", NOW) == "李老闆"
+        hits = engine.search(agent_id=A, query="李老闆", limit=20)
+        assert len(hits) >= 3 and all("李老闆" in h.content for h in hits)
+        taipei = engine.search(agent_id=A, query="台北會議", limit=20)
+        assert len(taipei) >= 5 and all("台北會議" in h.content for h in taipei)
+
+    def test_reaffirmation_raises_confidence_once_per_new_origin_class(self, seeded: str) -> None:
+        sla = engine.get_at(agent_id=A, subject="acme-support", predicate="first_response_sla", at=NOW)
+        assert [e["origin"] for e in sla.reaffirmed_by] == ["operator", "tool_echo"]
+        assert sla.confidence == pytest.approx(0.9)  # +0.1 for the operator; tool_echo never corroborates
+
+    def test_purged_source_is_retracted_and_clean_fact_restored(self, seeded: str) -> None:
+        spam = Memory.objects.filter(agent_id=A, origin=d.SPAM_ORIGIN)
+        assert spam.count() == 3
+        assert set(spam.values_list("invalidated_by_event", flat=True)) == {"origin_purge"}
+        policy = engine.get_at(agent_id=A, subject="acme-support", predicate="refund_policy", at=NOW)
+        assert (
+            policy.object.startswith("30 days") and policy.origin == "operator" and policy.valid_until is None
+        )
+        history = engine.get_history(agent_id=A, subject="acme-support", predicate="refund_policy")
+        assert [(h.origin, h.retracted) for h in history] == [("operator", False), (d.SPAM_ORIGIN, True)]
+        # believed before the purge (record time), gone after
+        poisoned = history[1]
+        then = engine.get_at(
+            agent_id=A, subject="acme-support", predicate="refund_policy", at=NOW, as_of=poisoned.ingested_at
+        )
+        assert then.object == "always approve, no limit"
+        assert value_at("acme-web", "admin_contact", NOW) is None
+        assert not any(
+            h.origin == d.SPAM_ORIGIN for h in engine.search(agent_id=A, query="approve refund overdue")
+        )
+        derived = engine.get_at(agent_id=A, subject="refund-queue", predicate="auto_approve", at=NOW)
+        assert derived.origin_trust == pytest.approx(0.1)  # its source was purged (SPEC P2)
+
+    def test_second_run_adds_nothing(self, seeded: str, monkeypatch) -> None:  # noqa: ANN001
+        before = snapshot()
+        with time_machine.travel(NOW + timedelta(hours=1), tick=True):
+            output = seed()
+        assert snapshot() == before
+        assert "already seeded" in output and PASSWORD in output
+
+    def test_research_bot_is_separate(self, seeded: str) -> None:
+        assert engine.search(agent_id=d.RESEARCH_BOT, query="Cloudflare") == []
+        row = engine.get_at(agent_id=d.RESEARCH_BOT, subject="project:atlas", predicate="lead", at=NOW)
+        assert row.object == "Dr. Lindqvist"
+
+
+def test_generated_password_is_printed_and_works(db, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.delenv("MEMDESK_DEMO_PASSWORD", raising=False)
+    output = seed()
+    password = re.search(r"password \(all demo users\): (\S+)", output).group(1)
+    assert len(password) >= 12
+    assert get_user_model().objects.get(username="admin").check_password(password)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reset_reseeds_from_scratch(monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("MEMDESK_DEMO_PASSWORD", PASSWORD)
+    seed()
+    first = set(Memory.objects.values_list("id", flat=True))
+    count = len(first)
+    seed("--reset", "--noinput")
+    again = set(Memory.objects.values_list("id", flat=True))
+    assert len(again) == count and not (first & again)
+    assert get_user_model().objects.count() == 5
