@@ -1,0 +1,141 @@
+"""Figure (b): ``engine.search`` latency (p50/p95) beside the same FTS5 query issued with plain sqlite3.
+
+Run alone: ``python benchmarks/bench_search.py --n 10000`` (prints JSON). ``run_all.py`` calls ``measure``.
+
+Both sides read the same database file. The raw side runs the MATCH expression the engine builds for the
+query (``text.sqlite_match``: same sanitising, so the junk query is legal FTS5 on both sides) with the join to
+``memories``, the agent and current-row filter, ``ORDER BY bm25`` and ``LIMIT 10``, and fetches the rows.
+The engine side is the public call with its defaults (limit 10, ranking, ``access_count`` touch included).
+Engine and raw calls alternate query by query, round by round, so both see the same machine load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import statistics
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from common import AGENT, percentile, result
+
+GOAL_P50_MS = 15.0
+GOAL_VS_RAW = 4.0
+LIMIT = 10
+
+RAW_SQL = (
+    "SELECT m.* FROM memories_fts f JOIN memories m ON m.id = f.memory_id"
+    " WHERE memories_fts MATCH ? AND m.agent_id = ? AND NOT m.quarantined"
+    " AND (m.valid_from IS NULL OR m.valid_from <= ?) AND (m.valid_until IS NULL OR m.valid_until > ?)"
+    " ORDER BY bm25(memories_fts) LIMIT ?"
+)
+
+
+def raw_search(db: sqlite3.Connection, match: str | None) -> list[tuple[Any, ...]]:
+    if match is None:
+        return []
+    now = datetime.now(UTC).replace(tzinfo=None).isoformat(sep=" ")
+    return db.execute(RAW_SQL, (match, AGENT, now, now, LIMIT)).fetchall()
+
+
+def measure(*, engine_db: Path, n_label: int, n_rows: int, rounds: int = 20) -> list[dict[str, Any]]:
+    from corpus import queries
+
+    from memory import engine
+    from memory.engine.text import sqlite_match
+
+    qs = queries()
+    raw = sqlite3.connect(engine_db)
+    per_query: dict[str, dict[str, list[float]]] = {label: {"engine": [], "raw": []} for label, _ in qs}
+    hits: dict[str, int] = {}
+    try:
+        for label, q in qs:  # warm both paths (page cache, statement caches)
+            hits[label] = len(engine.search(agent_id=AGENT, query=q, limit=LIMIT))
+            raw_search(raw, sqlite_match(q))
+        for _ in range(rounds):
+            for label, q in qs:
+                t0 = time.perf_counter()
+                engine.search(agent_id=AGENT, query=q, limit=LIMIT)
+                t1 = time.perf_counter()
+                raw_search(raw, sqlite_match(q))
+                t2 = time.perf_counter()
+                per_query[label]["engine"].append((t1 - t0) * 1000)
+                per_query[label]["raw"].append((t2 - t1) * 1000)
+        matches = {}
+        for label, q in qs:
+            m = sqlite_match(q)
+            matches[label] = (
+                raw.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (m,)).fetchone()[
+                    0
+                ]
+                if m
+                else 0
+            )
+    finally:
+        raw.close()
+    eng_all = [v for d in per_query.values() for v in d["engine"]]
+    raw_all = [v for d in per_query.values() for v in d["raw"]]
+    detail = [
+        {
+            "query": label,
+            "fts_matches": matches[label],
+            "hits": hits[label],
+            "engine_p50_ms": round(statistics.median(d["engine"]), 3),
+            "raw_p50_ms": round(statistics.median(d["raw"]), 3),
+        }
+        for label, d in per_query.items()
+    ]
+    p50, raw50 = percentile(eng_all, 50), percentile(raw_all, 50)
+    p95, raw95 = percentile(eng_all, 95), percentile(raw_all, 95)
+    return [
+        result(
+            "search_p50",
+            n_label,
+            p50,
+            "ms",
+            raw50,
+            f"<= {GOAL_P50_MS:.0f} ms (at 100k) and <= {GOAL_VS_RAW:.0f}x raw",
+            p50 <= GOAL_P50_MS and p50 <= GOAL_VS_RAW * raw50,
+            rows=n_rows,
+            calls=len(eng_all),
+            queries=detail,
+        ),
+        result(
+            "search_p95",
+            n_label,
+            p95,
+            "ms",
+            raw95,
+            f"<= {GOAL_VS_RAW:.0f}x raw",
+            p95 <= GOAL_VS_RAW * raw95,
+            rows=n_rows,
+            calls=len(eng_all),
+        ),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from build import Corpus
+    from common import cleanup, machine, setup_django
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=10_000, help="corpus rows")
+    ap.add_argument("--rounds", type=int, default=20)
+    args = ap.parse_args(argv)
+    db = setup_django()
+    try:
+        rows = Corpus(db).grow_to(args.n)
+        out = measure(engine_db=db, n_label=args.n, n_rows=rows, rounds=args.rounds)
+        json.dump({"machine": machine(), "results": out}, sys.stdout, indent=2)
+        print()
+    finally:
+        cleanup(db)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Run every benchmark figure on a fresh SQLite file database and write one JSON report.
+
+    python benchmarks/run_all.py --out var/bench/results.json           # 10k and 100k memories
+    python benchmarks/run_all.py --quick --out var/bench/quick.json     # 10k only
+
+One agent's corpus is grown through engine functions to each size in turn (10k, then 100k); at each size the
+store figure (a) and the search figure (b) are measured beside their raw sqlite3 baselines. The report is
+``{"machine": {...}, "results": [{"name", "n", "value", "unit", "baseline", "ratio", "goal", "met", ...}]}``
+with ``ratio = value / baseline`` (engine / raw).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_search  # noqa: E402
+import bench_store  # noqa: E402
+from build import Corpus  # noqa: E402
+from common import REPO, cleanup, machine, setup_django  # noqa: E402
+from corpus import store_sample  # noqa: E402
+
+# Distinct keys in the timed store sample at each size ("realistic: ~1k–5k keys").
+SAMPLE_KEYS = {10_000: 2_000, 100_000: 5_000}
+
+
+def table(results: list[dict]) -> str:
+    """A fixed-width summary: engine value, raw baseline, engine/raw, goal met."""
+    lines = [f"{'figure':<18}{'n':>7}  {'engine':>10}  {'raw':>10}  {'unit':<8}{'ratio':>7}  {'met':<6}goal"]
+    for r in results:
+        base = "-" if r["baseline"] is None else f"{r['baseline']:.2f}"
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        lines.append(
+            f"{r['name']:<18}{r['n']:>7}  {r['value']:>10.2f}  {base:>10}  {r['unit']:<8}{ratio:>7}  "
+            f"{str(r['met']):<6}{r['goal']}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=REPO / "var" / "bench" / "results.json")
+    ap.add_argument("--quick", action="store_true", help="10k memories only")
+    ap.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], help="e.g. 10000,100000")
+    ap.add_argument("--sample", type=int, default=2_000, help="store_temporal calls timed per size")
+    ap.add_argument("--rounds", type=int, default=20, help="search rounds over the query set per size")
+    ap.add_argument("--db-dir", help="where to put the temporary databases (default: a new temp dir)")
+    ap.add_argument("--keep-db", action="store_true", help="keep the databases afterwards")
+    args = ap.parse_args(argv)
+    sizes = args.sizes or ([10_000] if args.quick else [10_000, 100_000])
+
+    started = time.perf_counter()
+    info = machine()
+    db = setup_django(args.db_dir)
+    print(f"benchmark database: {db}", flush=True)
+    results: list[dict] = []
+    try:
+        corpus = Corpus(db)
+        for n in sorted(sizes):
+            print(f"\n== {n} memories", flush=True)
+            rows = corpus.grow_to(n)
+            results.append(
+                {
+                    "name": "corpus_build_bulk",
+                    "n": n,
+                    "value": round(corpus.calls / corpus.build_seconds, 1),
+                    "unit": "calls/s",
+                    "baseline": None,
+                    "ratio": None,
+                    "goal": "informational: engine calls grouped in outer transactions",
+                    "met": None,
+                    "rows": rows,
+                }
+            )
+            print("  search ...", flush=True)
+            results += bench_search.measure(engine_db=db, n_label=n, n_rows=rows, rounds=args.rounds)
+            print("  store_temporal ...", flush=True)
+            sample = store_sample(n=args.sample, n_keys=SAMPLE_KEYS.get(n, 5_000), seed=n)
+            results += bench_store.measure(engine_db=db, n_label=n, n_rows=rows, sample=sample)
+            print(table([r for r in results if r["n"] == n]), flush=True)
+    finally:
+        if args.keep_db:
+            print(f"kept {db.parent}")
+        else:
+            cleanup(db)
+    info["seconds"] = round(time.perf_counter() - started, 1)
+    report = {"machine": info, "results": results}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print("\n" + table(results))
+    print(f"\nwrote {args.out} in {info['seconds']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
