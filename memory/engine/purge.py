@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.db.models import Q
+
 from memory.models import RETRACT_EVENTS, FactWrite, Memory
 
 from . import common as c
@@ -14,13 +16,16 @@ from .types import InvalidArgument, PurgeResult
 CRUSHED_TRUST = 0.1
 
 
-def _current_ids(agent_id: str, keys: set[tuple[str, str]], at: datetime) -> set[str]:
+def _ids_of_keys(agent_id: str, keys: set[tuple[str, str]], cond: Q) -> set[str]:
+    """Ids of the rows of ``keys`` matching ``cond``, in chunks so the SQL stays small."""
+    ordered = sorted(keys)
     ids: set[str] = set()
-    for subject, predicate in keys:
+    for i in range(0, len(ordered), 200):
+        q = Q(pk__in=[])
+        for subject, predicate in ordered[i : i + 200]:
+            q |= Q(subject=subject, predicate=predicate)
         ids |= set(
-            Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate)
-            .filter(c.current_q(at))
-            .values_list("id", flat=True)
+            Memory.objects.filter(agent_id=agent_id).filter(q).filter(cond).values_list("id", flat=True)
         )
     return ids
 
@@ -46,12 +51,9 @@ def invalidate_by_origin(
     keys = set(writes.values_list("subject", "predicate"))
     for subject, predicate in sorted(keys):
         c.lock_key(agent_id, subject, predicate)
-    before = _current_ids(agent_id, keys, t)
-    retracted_before = set(
-        Memory.objects.filter(agent_id=agent_id, invalidated_by_event__in=RETRACT_EVENTS).values_list(
-            "id", flat=True
-        )
-    )
+    retracted_q = Q(invalidated_by_event__in=RETRACT_EVENTS)
+    before = _ids_of_keys(agent_id, keys, c.current_q(t))
+    retracted_before = _ids_of_keys(agent_id, keys, retracted_q)
     writes.update(state=FactWrite.STATE_RETRACTED, believed_until=t)
     for subject, predicate in sorted(keys):
         rederive_key(agent_id, subject, predicate, at=t, retract_event="origin_purge")
@@ -62,15 +64,12 @@ def invalidate_by_origin(
     )
     if since_dt is not None:
         plain = plain.filter(ingested_at__gte=since_dt)
-    plain.update(invalidated_by_event="origin_purge", invalidated_at=t)
+    plain_ids = set(plain.values_list("id", flat=True))
+    Memory.objects.filter(id__in=plain_ids).update(invalidated_by_event="origin_purge", invalidated_at=t)
 
-    retracted_now = set(
-        Memory.objects.filter(agent_id=agent_id, invalidated_by_event__in=RETRACT_EVENTS).values_list(
-            "id", flat=True
-        )
-    )
-    newly_retracted = retracted_now - retracted_before
-    after = _current_ids(agent_id, keys, t)
+    retracted_now = _ids_of_keys(agent_id, keys, retracted_q)
+    newly_retracted = (retracted_now - retracted_before) | plain_ids
+    after = _ids_of_keys(agent_id, keys, c.current_q(t))
     restored = after - before
     crushed = _crush_derived(agent_id, newly_retracted)
     if keys:
