@@ -7,7 +7,8 @@ from typing import Any
 
 from django import forms
 
-from memory.models import LAYERS
+from memory.engine.tokens import SCOPES
+from memory.models import CATEGORIES, LAYERS
 
 MAX_QUERY_CHARS = 500
 
@@ -69,3 +70,51 @@ class TimelineForm(forms.Form):
     predicate = forms.CharField(max_length=512, strip=True)
     at = UTCDateTimeField(required=False, label="World time (UTC)")
     as_of = UTCDateTimeField(required=False, label="As believed on (UTC)")
+
+
+# --- tokens (SPEC A2, D8) ---------------------------------------------------------------------------------
+
+
+class TokenCreateForm(forms.Form):
+    """A POST form; the engine validates again (and is the one that decides)."""
+
+    name = forms.CharField(
+        max_length=120,
+        strip=True,
+        label="Name",
+        help_text="What uses it, e.g. “support-bot production”.",
+    )
+    scopes = forms.MultipleChoiceField(
+        choices=[(s, s) for s in SCOPES],
+        widget=forms.CheckboxSelectMultiple,
+        label="Scopes",
+        error_messages={"required": "Pick at least one scope."},
+    )
+    external = forms.BooleanField(
+        required=False,
+        label="External",
+        help_text="For callers outside your control: their writes get the mcp_external origin (trust 0.3).",
+    )
+    expires_at = UTCDateTimeField(required=False, label="Expires (UTC, optional)")
+
+
+# --- mistake notebook (SPEC X) ----------------------------------------------------------------------------
+
+RESOLVED_CHOICES = [("all", "Open and resolved"), ("open", "Open"), ("resolved", "Resolved")]
+MAX_PREVIEW_CHARS = 2000
+
+
+class MistakeFilterForm(forms.Form):
+    category = forms.ChoiceField(
+        required=False, choices=[("", "Any category")] + [(c, c) for c in CATEGORIES], label="Category"
+    )
+    resolved = forms.ChoiceField(required=False, choices=RESOLVED_CHOICES, label="State")
+
+    def filters(self) -> dict[str, str]:
+        """Cleaned filters; invalid values fall back to the defaults."""
+        data = self.cleaned_data if self.is_bound else {}
+        return {"category": data.get("category") or "", "resolved": data.get("resolved") or "all"}
+
+
+class ReflexionPreviewForm(forms.Form):
+    message = forms.CharField(required=False, max_length=MAX_PREVIEW_CHARS, strip=True, label="Message")

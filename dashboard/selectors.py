@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from memory import engine
 from memory.engine.provenance import CLASS_ALIASES, origin_class
-from memory.models import RETRACT_EVENTS, Agent, AuditEvent, Memory
+from memory.models import CATEGORIES, RETRACT_EVENTS, Agent, AuditEvent, Membership, Memory, Mistake, Role
 
 # The engine's belief filters (SPEC 0), restated over the ORM for list pages.
 NOT_RETRACTED = Q(invalidated_by_event__isnull=True) | ~Q(invalidated_by_event__in=RETRACT_EVENTS)
@@ -280,3 +280,73 @@ def timeline(agent_id: str, subject: str, predicate: str, *, at: datetime | None
             )
         )
     return out
+
+
+# --- tokens -----------------------------------------------------------------------------------------------
+
+
+def team_admins(team_id: int | None) -> list[str]:
+    """Usernames of a team's admins (who to ask for a token), one query."""
+    if team_id is None:
+        return []
+    return list(
+        Membership.objects.filter(team_id=team_id, role=Role.ADMIN)
+        .order_by("user__username")
+        .values_list("user__username", flat=True)
+    )
+
+
+# --- mistake notebook -------------------------------------------------------------------------------------
+
+RULE_SUBJECT_PREFIX = "category:"
+RULE_PREDICATE = "requires_care"
+
+
+def mistake_rows(agent_id: str, *, category: str = "", resolved: str = "all") -> QuerySet[Mistake]:
+    """The agent's mistakes, newest first; ``resolved`` is ``open``, ``resolved`` or ``all``."""
+    qs = Mistake.objects.filter(agent_id=agent_id)
+    if category:
+        qs = qs.filter(category=category)
+    if resolved == "open":
+        qs = qs.filter(resolved=False)
+    elif resolved == "resolved":
+        qs = qs.filter(resolved=True)
+    return qs.order_by("-timestamp", "-id")
+
+
+@dataclass(frozen=True)
+class MistakeCounts:
+    open: int = 0
+    resolved: int = 0
+    by_category: dict[str, tuple[int, int]] = field(default_factory=dict)  # category → (open, total)
+
+    @property
+    def total(self) -> int:
+        return self.open + self.resolved
+
+    @property
+    def categories(self) -> list[tuple[str, int, int]]:
+        """(category, open, total) for every category, in priority order."""
+        return [(c, *self.by_category.get(c, (0, 0))) for c in CATEGORIES]
+
+
+def mistake_counts(agent_id: str) -> MistakeCounts:
+    """Open and resolved mistakes, overall and per category: one query."""
+    rows = (
+        Mistake.objects.filter(agent_id=agent_id)
+        .order_by()
+        .values("category")
+        .annotate(open=Count("id", filter=Q(resolved=False)), total=Count("id"))
+    )
+    by_category = {r["category"]: (r["open"], r["total"]) for r in rows}
+    n_open = sum(o for o, _ in by_category.values())
+    n_total = sum(t for _, t in by_category.values())
+    return MistakeCounts(open=n_open, resolved=n_total - n_open, by_category=by_category)
+
+
+def rule_memories(agent_id: str, *, at: datetime | None = None) -> list[engine.MemoryRecord]:
+    """The agent's current rules consolidated from mistakes (SPEC X3), by category: one query."""
+    rows = Memory.objects.filter(
+        agent_id=agent_id, subject__startswith=RULE_SUBJECT_PREFIX, predicate=RULE_PREDICATE
+    ).filter(current_q(at or timezone.now()))
+    return records(rows.order_by("subject", "-valid_from"))

@@ -9,4 +9,8 @@ urlpatterns = [
     path("agents/<str:agent_id>/memories/", views.memory_list, name="memories"),
     path("agents/<str:agent_id>/memories/<str:memory_id>/", views.memory_detail, name="memory"),
     path("agents/<str:agent_id>/timeline/", views.timeline, name="timeline"),
+    path("agents/<str:agent_id>/tokens/", views.tokens, name="tokens"),
+    path("agents/<str:agent_id>/tokens/<int:token_id>/revoke/", views.token_revoke, name="token_revoke"),
+    path("agents/<str:agent_id>/mistakes/", views.mistakes, name="mistakes"),
+    path("agents/<str:agent_id>/mistakes/preview/", views.mistakes_preview, name="mistakes_preview"),
 ]

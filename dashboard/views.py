@@ -5,21 +5,33 @@ No view writes memory rows; reads made on behalf of a person never bump access c
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
-from django.utils.cache import patch_vary_headers
+from django.utils.cache import add_never_cache_headers, patch_vary_headers
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+from django_htmx.http import trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
 from memory import engine
+from memory.models import Mistake, Role
 
 from . import selectors
-from .access import agent_access, login_required, visible_agents
-from .forms import MemoryFilterForm, TimelineForm
+from .access import AgentAccess, agent_access, login_required, visible_agents
+from .forms import (
+    MemoryFilterForm,
+    MistakeFilterForm,
+    ReflexionPreviewForm,
+    TimelineForm,
+    TokenCreateForm,
+)
 
 PAGE_SIZE = 25
 SEARCH_LIMIT = 100  # the engine's maximum; ranked search pages over at most this many hits
@@ -57,6 +69,7 @@ def agent_home(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     aid = access.agent.agent_id
     context = {
         "agent": access.agent,
+        "can_admin": access.has_role(Role.ADMIN),
         "summary": engine.summarize(agent_id=aid),
         "recent": engine.list_recent(agent_id=aid, n=RECENT),
         "keys": selectors.fact_keys(aid, limit=RECENT),
@@ -158,3 +171,166 @@ def timeline(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     if not wants_fragment(request):
         context["rows"] = selectors.timeline(aid, subject, predicate, at=now)
     return render_page(request, "dashboard/timeline.html", context, fragment="asof")
+
+
+# --- tokens (SPEC A2, D8): admins of the agent's team only -------------------------------------------------
+
+
+def actor_of(request: HtmxHttpRequest) -> str:
+    """The audit actor for a person's action."""
+    return f"user:{request.user.get_username()}"
+
+
+def admins_only(request: HtmxHttpRequest, access: AgentAccess) -> HttpResponse:
+    """A member who is not an admin: say so (403), and name who to ask."""
+    context = {
+        "agent": access.agent,
+        "role": access.role,
+        "admins": selectors.team_admins(access.agent.team_id),
+    }
+    response = render(request, "dashboard/tokens_admins_only.html", context, status=403)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def tokens(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
+    """List the agent's tokens; POST creates one and shows its secret in this response only.
+
+    The secret is rendered straight into the POST response: never a redirect, a URL, a message cookie or a
+    log line. Responses are ``no-store`` so no cache keeps it either.
+    """
+    access = agent_access(request.user, agent_id)
+    if not access.has_role(Role.ADMIN):
+        return admins_only(request, access)
+    aid = access.agent.agent_id
+    form = TokenCreateForm(request.POST if request.method == "POST" else None)
+    created, secret, status = None, None, 200
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            created, secret = engine.token_create(
+                agent_id=aid,
+                scopes=data["scopes"],
+                name=data["name"],
+                external=data["external"],
+                expires_at=data["expires_at"],
+                actor=actor_of(request),
+            )
+        except engine.EngineError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        else:
+            form, status = TokenCreateForm(), 201
+    context = {
+        "agent": access.agent,
+        "form": form,
+        "created": created,
+        "secret": secret,
+        "tokens": engine.token_list(agent_id=aid),
+        "now": timezone.now(),
+    }
+    response = render_page(request, "dashboard/tokens.html", context, fragment="panel")
+    response.status_code = status
+    add_never_cache_headers(response)
+    return response
+
+
+@login_required
+@require_POST
+def token_revoke(request: HtmxHttpRequest, agent_id: str, token_id: int) -> HttpResponse:
+    """Revoke one token (idempotent). HTMX gets the row back and a toast event; a plain POST a redirect."""
+    access = agent_access(request.user, agent_id, role=Role.ADMIN)
+    aid = access.agent.agent_id
+    started = timezone.now()
+    try:
+        token = engine.token_revoke(token_id=token_id, actor=actor_of(request), agent_id=aid)
+    except engine.NotFound:
+        raise Http404("No such token.") from None
+    label = f"“{token.name}”" if token.name else f"mdk_{token.prefix}_…"
+    already = token.revoked_at is not None and token.revoked_at < started
+    text = f"Token {label} was already revoked." if already else f"Token {label} revoked."
+    if wants_fragment(request):
+        context = {"agent": access.agent, "t": token, "now": timezone.now(), "note": text}
+        response = render(request, "dashboard/_token_row.html", context)
+        trigger_client_event(response, "memdesk:toast", {"text": text, "level": "success"})
+        patch_vary_headers(response, ("HX-Request",))
+    else:
+        messages.success(request, text)
+        response = redirect("dashboard:tokens", aid)
+    add_never_cache_headers(response)
+    return response
+
+
+# --- mistake notebook (SPEC X): read-only, any member -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReflexionPreview:
+    """What ``engine.reflexion_context`` would put in the prompt for ``message``, and which mistakes."""
+
+    message: str = ""
+    block: str = ""
+    recalled: list[Mistake] = field(default_factory=list)
+
+
+def reflexion_preview(agent_id: str, form: ReflexionPreviewForm) -> ReflexionPreview | None:
+    """None until a message is given (or when it is invalid: the form then carries the error)."""
+    if not form.is_valid() or not form.cleaned_data["message"]:
+        return None
+    message = form.cleaned_data["message"]
+    try:
+        recalled = engine.recall(agent_id=agent_id, message=message)
+        block = engine.reflexion_context(agent_id=agent_id, message=message)
+    except engine.EngineError as exc:
+        form.add_error("message", exc.message)
+        return None
+    return ReflexionPreview(message, block, recalled)
+
+
+def mistakes_context(request: HtmxHttpRequest, access: AgentAccess, *, full: bool) -> dict[str, Any]:
+    aid = access.agent.agent_id
+    form = MistakeFilterForm(request.GET)
+    form.is_valid()
+    f = form.filters()
+    rows = selectors.mistake_rows(aid, category=f["category"], resolved=f["resolved"])
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    context: dict[str, Any] = {"agent": access.agent, "form": form, "filters": f, "page": page}
+    if full:
+        now = timezone.now()
+        preview_form = ReflexionPreviewForm(request.GET)
+        context.update(
+            counts=selectors.mistake_counts(aid),
+            rules=selectors.rule_memories(aid, at=now),
+            now=now,
+            preview_form=preview_form,
+            preview=reflexion_preview(aid, preview_form),
+        )
+    return context
+
+
+@login_required
+@require_safe
+def mistakes(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
+    access = agent_access(request.user, agent_id)
+    context = mistakes_context(request, access, full=not wants_fragment(request))
+    return render_page(request, "dashboard/mistakes.html", context, fragment="results")
+
+
+@login_required
+@require_safe
+def mistakes_preview(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
+    """The prompt block for a message (GET, reads only). Without HTMX: the notebook page, which shows it too."""
+    access = agent_access(request.user, agent_id)
+    if not wants_fragment(request):
+        query = request.GET.urlencode()
+        return redirect(
+            reverse("dashboard:mistakes", args=[access.agent.agent_id]) + (f"?{query}" if query else "")
+        )
+    form = ReflexionPreviewForm(request.GET)
+    context = {
+        "agent": access.agent,
+        "preview_form": form,
+        "preview": reflexion_preview(access.agent.agent_id, form),
+    }
+    return render_page(request, "dashboard/mistakes.html", context, fragment="preview")

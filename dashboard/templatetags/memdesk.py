@@ -93,3 +93,23 @@ def status_at(record: Any, now: datetime) -> str:
 def get_related(related: Any, memory_id: Any) -> Any:
     """``RelatedRows.get(id)`` for templates."""
     return related.get(memory_id) if related is not None and isinstance(memory_id, str) else None
+
+
+CONSOLIDATED_PREFIX = "consolidated:"
+
+
+@register.filter
+def consolidated_into(resolution: Any) -> str:
+    """The rule memory id of a mistake resolved by consolidation (``consolidated:<id>``), else ""."""
+    text = str(resolution or "")
+    return text[len(CONSOLIDATED_PREFIX) :] if text.startswith(CONSOLIDATED_PREFIX) else ""
+
+
+@register.filter
+def token_state(token: Any, now: datetime) -> str:
+    """``revoked``, ``expired`` or ``active``."""
+    if token.revoked_at is not None:
+        return "revoked"
+    if token.expires_at is not None and token.expires_at <= now:
+        return "expired"
+    return "active"

@@ -26,6 +26,35 @@
     if (button) button.closest(".toast").remove();
   });
 
+  // The server announces what happened with an HX-Trigger event: {"memdesk:toast": {"text", "level"}}.
+  document.addEventListener("memdesk:toast", function (event) {
+    var detail = event.detail || {};
+    if (detail.text) toast(String(detail.text), detail.level || "info");
+  });
+
+  // <button data-copy="#input-id">: copy the input's value (clipboard API, else the selection).
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("[data-copy]");
+    if (!button) return;
+    var field = document.querySelector(button.getAttribute("data-copy"));
+    if (!field) return;
+    field.focus();
+    field.select();
+    function done(ok) {
+      button.textContent = ok ? "Copied" : "Press Ctrl+C";
+    }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(field.value).then(function () { done(true); }, function () { done(false); });
+    } else {
+      var ok = false;
+      try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+      done(ok);
+    }
+  });
+  document.addEventListener("focusin", function (event) {
+    if (event.target.matches && event.target.matches("[data-select-on-focus]")) event.target.select();
+  });
+
   document.addEventListener("htmx:responseError", function (event) {
     var status = event.detail.xhr ? event.detail.xhr.status : 0;
     var text = status === 404 ? "Not found (it may have been removed, or it is not yours to see)."

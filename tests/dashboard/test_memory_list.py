@@ -246,8 +246,9 @@ def test_list_query_count_is_fixed(member, agent, django_assert_num_queries):
 
 def test_search_query_count_is_fixed(member, agent, django_assert_num_queries):
     make_memories(agent.agent_id, 20)
-    # session, user, agent, engine.search (one FTS query, no access-count update)
-    with django_assert_num_queries(4):
+    # session, user, agent, engine.search (FTS candidates, then the believed ids among them, then the rows;
+    # no access-count update)
+    with django_assert_num_queries(6):
         response = member.get(url(agent.agent_id) + "?q=weekly", headers=HTMX)
     assert len(row_ids(response.content.decode())) == 20
 
