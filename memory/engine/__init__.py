@@ -1,8 +1,9 @@
 """The memory engine: the only code that writes memory rows. Import as ``from memory import engine``."""
 
 from .common import graph_generation
+from .feedback import FeedbackResult, feedback_record, new_query_id
 from .purge import expire_by_subject, invalidate_by_origin
-from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_context
+from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_context, render_block
 from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer, summarize
 from .temporal import get_at, get_history, store, store_temporal
 from .tokens import (
@@ -32,6 +33,10 @@ from .types import (
 )
 
 __all__ = [
+    "FeedbackResult",
+    "feedback_record",
+    "new_query_id",
+    "render_block",
     "Principal",
     "Unauthorized",
     "authenticate",

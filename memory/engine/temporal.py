@@ -42,9 +42,11 @@ def store(
     origin: str | None = None,
     origin_trust: float | None = None,
     metadata: dict[str, Any] | None = None,
+    valid_until: datetime | str | None = None,
     actor: str = "system",
 ) -> StoreResult:
-    """A plain timestamped memory (no subject/predicate, so no supersession)."""
+    """A plain timestamped memory (no subject/predicate, so no supersession). ``valid_until`` (optional, in
+    the future) is when it stops being current, e.g. a TTL."""
     agent_id = c.check_agent_id(agent_id)
     content = c.check_content(content)
     layer = c.check_layer(layer)
@@ -58,6 +60,9 @@ def store(
         raise InvalidArgument("metadata must be an object", field="metadata")
     trust, _ = effective_trust(agent_id=agent_id, origin=origin, requested=origin_trust)
     t = c.now()
+    until = c.parse_time(valid_until, field="valid_until")
+    if until is not None and until <= t:
+        raise InvalidTime("valid_until must be in the future", field="valid_until")
     mid = c.new_memory_id()
     Memory.objects.create(
         id=mid,
@@ -70,6 +75,7 @@ def store(
         importance=importance,
         source_event=source_event,
         valid_from=t,
+        valid_until=until,
         metadata=metadata or {},
         origin=origin,
         origin_trust=trust,

@@ -2,6 +2,7 @@
 
 from .accounts import Agent, AgentToken, DailyCounter, Membership, Role, Team
 from .audit import AuditEvent
+from .feedback import VERDICTS, Feedback
 from .memories import (
     LAYERS,
     RETRACT_EVENTS,
@@ -14,6 +15,8 @@ from .reflexion import CATEGORIES, Mistake
 __all__ = [
     "CATEGORIES",
     "DailyCounter",
+    "Feedback",
+    "VERDICTS",
     "Mistake",
     "LAYERS",
     "RETRACT_EVENTS",

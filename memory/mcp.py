@@ -1,0 +1,611 @@
+"""MCP tools (SPEC A): parse the arguments, resolve the caller, check scope, call the engine, shape the reply.
+
+One ``MCPServer`` (official SDK 2.x) serves two transports:
+
+* stdio: ``manage.py mcp --token TOKEN`` (see ``serve_stdio``); the token is checked at start and again on
+  every call, so a revoked token stops working mid-session.
+* streamable HTTP: ``http_app()`` is mounted by ``config/asgi.py`` at ``/mcp``. Every HTTP request must carry
+  ``Authorization: Bearer TOKEN``; a missing, unknown, expired or revoked token is answered ``401`` before any
+  MCP handling, with a JSON-RPC error body whose ``error.data.code`` is ``unauthorized``.
+
+The agent namespace always comes from the token, never from arguments, and so does the origin of writes
+(``agent_derived``, or ``mcp_external:…`` for external tokens).
+
+Every failure is a tool result with ``isError: true`` whose text is a JSON document::
+
+    {"error": {"code": "not_found", "message": "no memory with that id", "field": "id"}}
+
+Codes: the engine's (``invalid_argument``, ``invalid_time``, ``too_many_ids``, ``content_too_large``,
+``not_found``, ``rate_limited``), ``forbidden`` (missing scope), ``unauthorized`` (token stopped working),
+``unknown_tool``, and ``internal_error`` (a bug: logged server-side with a reference; no traceback or
+exception text is sent). Argument schema violations (missing, wrong type, unknown argument) are
+``invalid_argument``.
+"""
+
+import json
+import logging
+import secrets
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any, Literal
+
+import anyio
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import connections, transaction
+from django.utils import timezone
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memory import engine
+from memory.engine.types import iso
+
+log = logging.getLogger("memdesk.mcp")
+
+READ = "memory:read"
+WRITE = "memory:write"
+ADMIN = "admin"
+PRINCIPAL_KEY = "memdesk.principal"  # set on the ASGI scope by BearerAuth
+MAX_TTL_DAYS = 36_500
+UNAUTHORIZED_RPC_CODE = -32001  # JSON-RPC "server error" range: authentication required
+
+
+# --- errors ----------------------------------------------------------------------------------------------
+
+
+class ToolFailure(ToolError):
+    """A tool error whose text is the JSON document the agent receives."""
+
+    def __init__(
+        self, code: str, message: str, field: str | None = None, details: dict[str, Any] | None = None
+    ):
+        error: dict[str, Any] = {"code": code, "message": message, "field": field}
+        if details:
+            error["details"] = details
+        self.payload = {"error": error}
+        super().__init__(json.dumps(self.payload, ensure_ascii=False, default=str))
+
+    @classmethod
+    def from_engine(cls, exc: engine.EngineError) -> "ToolFailure":
+        return cls(exc.code, exc.message, exc.field, exc.details or None)
+
+    def result(self) -> CallToolResult:
+        return CallToolResult(
+            content=[TextContent(type="text", text=str(self))], structured_content=self.payload, is_error=True
+        )
+
+
+def _validation_failure(exc: ValidationError) -> ToolFailure:
+    """Pydantic's complaint about the arguments, without echoing the rejected values."""
+    parts, first = [], None
+    for err in exc.errors()[:5]:
+        where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        first = first or where
+        if err.get("type") == "missing":
+            parts.append(f"{where} is required")
+        else:
+            parts.append(f"{where}: {err.get('msg', 'invalid value')}")
+    return ToolFailure("invalid_argument", "; ".join(parts) or "invalid arguments", first)
+
+
+def _internal(tool: str, exc: BaseException) -> ToolFailure:
+    ref = secrets.token_hex(6)
+    log.error("MCP tool %s failed unexpectedly (ref %s)", tool, ref, exc_info=exc)
+    return ToolFailure("internal_error", f"internal error (ref {ref}); the details are in the server log")
+
+
+# --- the server ------------------------------------------------------------------------------------------
+
+
+class MemdeskMCP(MCPServer[Any]):
+    """MCPServer whose tool errors are always the JSON error document, argument errors included."""
+
+    stdio_secret: str | None = None  # the token given to ``manage.py mcp``; None on HTTP
+    _arg_names: dict[str, set[str]] | None = None
+
+    async def _known_arguments(self, name: str) -> set[str] | None:
+        if self._arg_names is None:
+            tools = await self.list_tools()
+            self._arg_names = {t.name: set((t.input_schema or {}).get("properties", {})) for t in tools}
+        return self._arg_names.get(name)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        try:
+            known = await self._known_arguments(name)
+            if known is None:
+                raise ToolFailure("unknown_tool", f"no tool named {name[:80]!r}", "name")
+            unknown = sorted(set(arguments or {}) - known)
+            if unknown:
+                raise ToolFailure(
+                    "invalid_argument",
+                    f"unknown argument {unknown[0][:80]!r}; this tool takes: {', '.join(sorted(known))}",
+                    unknown[0][:80],
+                )
+            return await super().call_tool(name, arguments, context)
+        except ToolFailure as failure:
+            return failure.result()
+        except UnexpectedToolError as exc:
+            return _internal(name, exc).result()
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ToolFailure):
+                return cause.result()
+            if isinstance(cause, ValidationError):
+                return _validation_failure(cause).result()
+            return _internal(name, exc).result()
+
+
+server = MemdeskMCP(
+    "memdesk",
+    title="memdesk memory",
+    instructions=(
+        "Long-term memory for one agent. Your namespace comes from your token: every id you see is yours, and "
+        "an id you do not own looks exactly like one that does not exist. Times are RFC 3339 with an offset or "
+        "Z. Store facts (subject + predicate) with memory_store_fact so newer values supersede older ones; read "
+        "them back with memory_get_at / memory_get_history. Prefer memory_fetch_batch over many memory_read "
+        "calls. Errors come back as {'error': {'code', 'message', 'field'}}."
+    ),
+    version="0.1.0",
+    log_level="WARNING",
+)
+
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+WRITES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+DESTRUCTIVE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+
+# --- plumbing: principal, scope, database thread ---------------------------------------------------------
+
+
+def _reply(data: dict[str, Any]) -> CallToolResult:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _db_ready() -> None:
+    """Django's per-request connection hygiene, for the one thread that runs every tool's database work.
+
+    Like ``close_old_connections`` (a broken connection or one past CONN_MAX_AGE is dropped), except that a
+    SQLite connection with CONN_MAX_AGE 0 is kept between calls: reopening it costs about a millisecond per
+    call, and a file database has no server that could drop an idle connection.
+    """
+    for conn in connections.all(initialized_only=True):
+        if conn.vendor == "sqlite" and not conn.settings_dict.get("CONN_MAX_AGE"):
+            if conn.connection is None:
+                continue
+            if conn.get_autocommit() != conn.settings_dict["AUTOCOMMIT"] or (
+                conn.errors_occurred and not conn.is_usable()
+            ):
+                conn.close()
+            else:
+                conn.errors_occurred = False
+        else:
+            conn.close_if_unusable_or_obsolete()
+
+
+def _run_sync(
+    principal: engine.Principal | None, scope: str, fn: Callable[..., dict[str, Any]], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    _db_ready()
+    try:
+        if principal is None:  # stdio: re-check the token on every call (revocation, expiry)
+            principal = engine.authenticate(server.stdio_secret)
+        if not principal.has(scope):
+            raise engine.Forbidden(f"this token does not have the {scope} scope")
+        return fn(principal, **kwargs)
+    except engine.EngineError as exc:
+        raise ToolFailure.from_engine(exc) from None
+
+
+_run_in_db_thread = sync_to_async(_run_sync, thread_sensitive=True)
+
+
+async def _invoke(
+    ctx: Context[Any, Any], scope: str, fn: Callable[..., dict[str, Any]], **kwargs: Any
+) -> CallToolResult:
+    request = ctx.request_context.request
+    principal = None
+    if request is not None:  # HTTP: BearerAuth resolved the token for this very request
+        principal = request.scope.get(PRINCIPAL_KEY)
+        if principal is None:
+            raise ToolFailure("unauthorized", "missing, unknown, expired or revoked token")
+    return _reply(await _run_in_db_thread(principal, scope, fn, kwargs))
+
+
+def _normalise_time(value: str | None) -> str | None:
+    """The engine accepted ``value``; echo it in canonical UTC form."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "zZ" else text)
+    except ValueError:
+        return text
+    return iso(parsed.astimezone(UTC))
+
+
+# --- argument types --------------------------------------------------------------------------------------
+
+MemoryId = Annotated[str, Field(description="A memory id as returned by memdesk (m_…)")]
+Time = Annotated[str, Field(description="RFC 3339 time with an offset or Z, e.g. 2025-03-01T12:00:00Z")]
+OptTime = Annotated[str | None, Field(description="RFC 3339 time with an offset or Z")]
+Layer = Literal["episodic", "semantic", "procedural"]
+Subject = Annotated[str, Field(description="Who or what the fact is about, e.g. 'user:alice'")]
+Predicate = Annotated[str, Field(description="The attribute, e.g. 'lives_in'")]
+
+
+# --- tools -----------------------------------------------------------------------------------------------
+
+
+def _store(
+    p: engine.Principal,
+    *,
+    content: str,
+    tags: list[str] | None,
+    layer: str,
+    importance: float,
+    ttl_days: float | None,
+) -> dict[str, Any]:
+    valid_until = timezone.now() + timedelta(days=ttl_days) if ttl_days is not None else None
+    limit = int(getattr(settings, "MEMDESK_MCP_STORE_DAILY_LIMIT", 1000))
+    with transaction.atomic():  # a refused or invalid call counts nothing and writes nothing
+        engine.consume_quota(agent_id=p.agent_id, kind="memory_store", limit=limit)
+        result = engine.store(
+            agent_id=p.agent_id,
+            content=content,
+            tags=tags or (),
+            layer=layer,
+            importance=importance,
+            origin=p.origin,
+            valid_until=valid_until,
+            actor=p.actor,
+        )
+    return result.to_dict()
+
+
+@server.tool(annotations=WRITES)
+async def memory_store(
+    ctx: Context,
+    content: Annotated[str, Field(description="The memory text (at most 64 KB)")],
+    tags: Annotated[list[str] | None, Field(description="Up to 50 short tags")] = None,
+    layer: Layer = "episodic",
+    importance: Annotated[float, Field(ge=0, le=10, description="0–10, default 5")] = 5.0,
+    ttl_days: Annotated[
+        float | None, Field(gt=0, le=MAX_TTL_DAYS, description="Stop being current after this many days")
+    ] = None,
+) -> CallToolResult:
+    """Store a plain memory (no subject/predicate, so nothing is superseded). Needs memory:write.
+    Limited to 1000 calls per agent per UTC day. Returns {id, outcome}."""
+    return await _invoke(
+        ctx, WRITE, _store, content=content, tags=tags, layer=layer, importance=importance, ttl_days=ttl_days
+    )
+
+
+def _store_fact(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
+    kwargs["derived_from"] = kwargs["derived_from"] or ()
+    kwargs["source_event"] = kwargs["source_event"] or ""
+    result = engine.store_temporal(agent_id=p.agent_id, origin=p.origin, actor=p.actor, **kwargs)
+    return result.to_dict()
+
+
+@server.tool(annotations=WRITES)
+async def memory_store_fact(
+    ctx: Context,
+    content: Annotated[str, Field(description="The fact in words (at most 64 KB)")],
+    subject: Subject,
+    predicate: Predicate,
+    object: Annotated[str | None, Field(description="The value, e.g. 'Lisbon'")] = None,
+    valid_from: Annotated[
+        str | None, Field(description="When it became true (RFC 3339); default now")
+    ] = None,
+    valid_until: Annotated[
+        str | None, Field(description="When it stops being true (RFC 3339); default open")
+    ] = None,
+    confidence: Annotated[float, Field(ge=0, le=1)] = 1.0,
+    derived_from: Annotated[
+        list[str] | None, Field(description="Ids of memories this was derived from")
+    ] = None,
+    source_event: Annotated[
+        str | None, Field(description="Your reference for the event that taught you")
+    ] = None,
+    session_id: str | None = None,
+) -> CallToolResult:
+    """Store a temporal fact (subject, predicate, object). A newer value supersedes the current one; an older
+    valid_from inserts a historical segment; the same value reaffirms. Needs memory:write.
+    Returns {id, outcome} with outcome stored | reaffirmed | quarantined | dropped."""
+    return await _invoke(
+        ctx,
+        WRITE,
+        _store_fact,
+        content=content,
+        subject=subject,
+        predicate=predicate,
+        object=object,
+        valid_from=valid_from,
+        valid_until=valid_until,
+        confidence=confidence,
+        derived_from=derived_from,
+        source_event=source_event,
+        session_id=session_id,
+    )
+
+
+def _search(
+    p: engine.Principal, *, query: str, limit: int, layer: str | None, tags: list[str] | None
+) -> dict[str, Any]:
+    hits = engine.search(agent_id=p.agent_id, query=query, limit=limit, layer=layer, tags=tags)
+    return {"results": [h.to_dict() for h in hits], "total": len(hits), "query_id": engine.new_query_id()}
+
+
+@server.tool(annotations=READ_ONLY)
+async def memory_search(
+    ctx: Context,
+    query: Annotated[str, Field(description="Plain text; never interpreted as query syntax")],
+    limit: Annotated[int, Field(ge=1, le=100)] = 10,
+    layer: Layer | None = None,
+    tags: Annotated[list[str] | None, Field(description="Only memories carrying all these tags")] = None,
+) -> CallToolResult:
+    """Search your current memories (full text, ranked by relevance, importance, recency and trust).
+    Needs memory:read. Returns {results, total, query_id}; pass query_id to memory_feedback."""
+    return await _invoke(ctx, READ, _search, query=query, limit=limit, layer=layer, tags=tags)
+
+
+def _read(p: engine.Principal, *, memory_id: str) -> dict[str, Any]:
+    return engine.get_memory(agent_id=p.agent_id, memory_id=memory_id).to_dict()
+
+
+@server.tool(annotations=READ_ONLY)
+async def memory_read(ctx: Context, id: MemoryId) -> CallToolResult:
+    """Read one memory by id. Needs memory:read. Returns the record; an unknown id is not_found."""
+    return await _invoke(ctx, READ, _read, memory_id=id)
+
+
+def _fetch_batch(p: engine.Principal, *, ids: list[str]) -> dict[str, Any]:
+    result = engine.get_by_ids(agent_id=p.agent_id, ids=ids)
+    return {**result, "memories": [m.to_dict() for m in result["memories"]]}
+
+
+@server.tool(annotations=READ_ONLY)
+async def memory_fetch_batch(
+    ctx: Context,
+    ids: Annotated[list[str], Field(description="Up to 100 memory ids", json_schema_extra={"maxItems": 100})],
+) -> CallToolResult:
+    """Fetch up to 100 memories by id in one call, in request order. Needs memory:read.
+    Returns {memories, missing_ids, total_found, total_missing}."""
+    return await _invoke(ctx, READ, _fetch_batch, ids=ids)
+
+
+def _history(p: engine.Principal, *, subject: str, predicate: str) -> dict[str, Any]:
+    records = engine.get_history(agent_id=p.agent_id, subject=subject, predicate=predicate)
+    return {
+        "subject": subject,
+        "predicate": predicate,
+        "records": [r.to_dict() for r in records],
+        "total": len(records),
+    }
+
+
+@server.tool(annotations=READ_ONLY)
+async def memory_get_history(ctx: Context, subject: Subject, predicate: Predicate) -> CallToolResult:
+    """Every value a fact ever had, oldest world time first, superseded and retracted rows included and
+    marked. Needs memory:read. Returns {subject, predicate, records, total}."""
+    return await _invoke(ctx, READ, _history, subject=subject, predicate=predicate)
+
+
+def _get_at(
+    p: engine.Principal, *, subject: str, predicate: str, at: str, as_of: str | None
+) -> dict[str, Any]:
+    record = engine.get_at(agent_id=p.agent_id, subject=subject, predicate=predicate, at=at, as_of=as_of)
+    return {
+        "subject": subject,
+        "predicate": predicate,
+        "at": _normalise_time(at),
+        "record": record.to_dict() if record else None,
+        "found": record is not None,
+    }
+
+
+@server.tool(annotations=READ_ONLY)
+async def memory_get_at(
+    ctx: Context,
+    subject: Subject,
+    predicate: Predicate,
+    at: Time,
+    as_of: Annotated[
+        str | None, Field(description="Answer as believed at this record time (RFC 3339); default now")
+    ] = None,
+) -> CallToolResult:
+    """The value of a fact at world time `at`. Needs memory:read.
+    Returns {subject, predicate, at, record, found}."""
+    return await _invoke(ctx, READ, _get_at, subject=subject, predicate=predicate, at=at, as_of=as_of)
+
+
+def _record_mistake(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
+    kwargs["agent_response_summary"] = kwargs["agent_response_summary"] or ""
+    mistake = engine.record_mistake(agent_id=p.agent_id, actor=p.actor, **kwargs)
+    rules = engine.maybe_consolidate(agent_id=p.agent_id)
+    return {
+        "id": mistake.id,
+        "category": mistake.category,
+        "consolidated": [
+            {"category": r.category, "rule_id": r.rule_id, "source_ids": r.source_ids} for r in rules
+        ],
+    }
+
+
+@server.tool(annotations=WRITES)
+async def memory_record_mistake(
+    ctx: Context,
+    category: Annotated[
+        str, Field(description="factual, behavioral, capability, safety or hallucination (else behavioral)")
+    ],
+    input_summary: Annotated[str, Field(description="What you were asked")],
+    what_went_wrong: Annotated[str, Field(description="The mistake, in one or two sentences")],
+    agent_response_summary: Annotated[str | None, Field(description="What you answered")] = None,
+    ground_truth: Annotated[str | None, Field(description="What the right answer was")] = None,
+    session_id: str | None = None,
+) -> CallToolResult:
+    """Note a mistake in your notebook so it is recalled before similar requests; three open mistakes of
+    one category become one rule memory. Needs memory:write. Returns {id, category, consolidated}."""
+    return await _invoke(
+        ctx,
+        WRITE,
+        _record_mistake,
+        category=category,
+        input_summary=input_summary,
+        what_went_wrong=what_went_wrong,
+        agent_response_summary=agent_response_summary,
+        ground_truth=ground_truth,
+        session_id=session_id,
+    )
+
+
+def _reflexion_context(p: engine.Principal, *, message: str) -> dict[str, Any]:
+    mistakes = engine.recall(agent_id=p.agent_id, message=message)
+    return {"block": engine.render_block(mistakes), "mistakes": [m.id for m in mistakes]}
+
+
+@server.tool(annotations=READ_ONLY)
+async def memory_reflexion_context(
+    ctx: Context, message: Annotated[str, Field(description="The message you are about to answer")]
+) -> CallToolResult:
+    """The '## Past Mistakes to Avoid' block for a message (empty when nothing relevant is open).
+    Needs memory:read. Returns {block, mistakes}."""
+    return await _invoke(ctx, READ, _reflexion_context, message=message)
+
+
+def _feedback(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
+    return engine.feedback_record(agent_id=p.agent_id, actor=p.actor, **kwargs).to_dict()
+
+
+@server.tool(annotations=WRITES)
+async def memory_feedback(
+    ctx: Context,
+    verdict: Annotated[
+        Literal["CORRECT", "INCORRECT", "AMBIGUOUS", "+", "-"],
+        Field(description="'+' = CORRECT, '-' = INCORRECT"),
+    ],
+    memory_id: Annotated[str | None, Field(description="A memory the verdict is about")] = None,
+    query_id: Annotated[str | None, Field(description="A query_id from memory_search")] = None,
+    note: Annotated[str | None, Field(description="Why (at most 2000 characters)")] = None,
+) -> CallToolResult:
+    """Say whether a memory or a search result set was right. Give exactly one of memory_id or query_id.
+    Needs memory:write. Returns {id, target_type, target_id, verdict, created_at}."""
+    return await _invoke(
+        ctx, WRITE, _feedback, verdict=verdict, memory_id=memory_id, query_id=query_id, note=note
+    )
+
+
+def _invalidate_by_origin(p: engine.Principal, *, origin: str, since: str | None) -> dict[str, Any]:
+    return engine.invalidate_by_origin(
+        agent_id=p.agent_id, origin=origin, since=since, actor=p.actor
+    ).to_dict()
+
+
+@server.tool(annotations=DESTRUCTIVE)
+async def memory_invalidate_by_origin(
+    ctx: Context,
+    origin: Annotated[str, Field(description="The exact origin string whose writes to retract")],
+    since: OptTime = None,
+) -> CallToolResult:
+    """Retract everything one origin wrote (optionally since a time), restore what it had superseded and
+    lower the trust of memories derived from it. Needs admin.
+    Returns {origin, since, retracted, restored, trust_crushed}."""
+    return await _invoke(ctx, ADMIN, _invalidate_by_origin, origin=origin, since=since)
+
+
+# --- transports ------------------------------------------------------------------------------------------
+
+
+def serve_stdio(secret: str) -> None:
+    """Serve over stdin/stdout as the agent owning ``secret`` (checked again on every call)."""
+    server.stdio_secret = secret
+    anyio.run(server.run_stdio_async)
+
+
+def _authenticate(secret: str | None) -> engine.Principal:
+    _db_ready()
+    return engine.authenticate(secret)
+
+
+def _bearer(scope: Scope) -> str | None:
+    value = Headers(scope=scope).get("authorization") or ""
+    kind, _, secret = value.strip().partition(" ")
+    return secret.strip() if kind.lower() == "bearer" and secret.strip() else None
+
+
+def _unauthorized(message: str) -> JSONResponse:
+    error = {"code": "unauthorized", "message": message, "field": None}
+    return JSONResponse(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": UNAUTHORIZED_RPC_CODE, "message": f"unauthorized: {message}", "data": error},
+        },
+        status_code=401,
+        headers={"WWW-Authenticate": 'Bearer realm="memdesk", error="invalid_token"'},
+    )
+
+
+class BearerAuth:
+    """Resolve ``Authorization: Bearer`` to a Principal before the MCP transport sees the request."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+        self._authenticate = sync_to_async(_authenticate, thread_sensitive=True)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # lifespan: starts the SDK's session manager
+            await self.app(scope, receive, send)
+            return
+        try:
+            principal = await self._authenticate(_bearer(scope))
+        except engine.EngineError as exc:
+            await _unauthorized(exc.message)(scope, receive, send)
+            return
+        scope[PRINCIPAL_KEY] = principal
+        await self.app(scope, receive, send)
+
+
+def transport_security() -> TransportSecuritySettings:
+    """DNS-rebinding protection for the hosts Django serves (MEMDESK_ALLOWED_HOSTS); off for '*'."""
+    hosts = [h.lstrip(".") for h in settings.ALLOWED_HOSTS if h]
+    if not hosts or "*" in hosts:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    allowed_hosts, origins = [], []
+    for host in hosts:
+        allowed_hosts += [host, f"{host}:*"]
+        origins += [f"{scheme}://{host}{port}" for scheme in ("http", "https") for port in ("", ":*")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts, allowed_origins=origins
+    )
+
+
+def http_app(path: str = "/mcp") -> ASGIApp:
+    """The streamable HTTP endpoint (stateless, JSON responses) behind bearer authentication.
+
+    Stateless: every POST stands alone, so any worker process can answer any request and a revoked token
+    stops working on its next request. The returned app also answers the ASGI lifespan protocol, which
+    starts the SDK's session manager; serve it with lifespan enabled (uvicorn's default ``auto`` works).
+    """
+    app = server.streamable_http_app(
+        streamable_http_path=path,
+        stateless_http=True,
+        json_response=True,
+        transport_security=transport_security(),
+    )
+    return BearerAuth(app)

@@ -1,0 +1,466 @@
+"""What every transport must do (SPEC A3, A3a, A4; issue 3): subclassed by test_stdio.py and test_http.py.
+
+Tests share one server (and one database) per module, so each works on its own keys, words and agents and
+never depends on another test's writes.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from .harness import STORE_LIMIT, Harness
+
+TOOLS = {
+    "memory_store",
+    "memory_store_fact",
+    "memory_search",
+    "memory_read",
+    "memory_fetch_batch",
+    "memory_get_history",
+    "memory_get_at",
+    "memory_record_mistake",
+    "memory_reflexion_context",
+    "memory_feedback",
+    "memory_invalidate_by_origin",
+}
+FACT = {"content": "The kettle is blue", "subject": "kettle", "predicate": "colour", "object": "blue"}
+AT = {"subject": "kettle", "predicate": "colour", "at": "2024-01-01T00:00:00Z"}
+QID = "q_" + "0" * 26
+
+
+def uid() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def fake_id() -> str:
+    """Shaped like a real memory id (m_ + 26 characters), owned by nobody."""
+    return "m_" + uuid.uuid4().hex[:26]
+
+
+def when(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+# (who, tool, arguments, code, field): every A4 argument error, each of which must write nothing.
+BAD_ARGUMENTS: list[tuple[str, str, dict[str, Any], str, str | None]] = [
+    ("a_rw", "memory_store", {}, "invalid_argument", "content"),
+    ("a_rw", "memory_store", {"content": 123}, "invalid_argument", "content"),
+    ("a_rw", "memory_store", {"content": "x", "importance": "very"}, "invalid_argument", "importance"),
+    ("a_rw", "memory_store", {"content": "x", "importance": 11}, "invalid_argument", "importance"),
+    ("a_rw", "memory_store", {"content": "x", "layer": "dreams"}, "invalid_argument", "layer"),
+    ("a_rw", "memory_store", {"content": "x", "tags": "a,b"}, "invalid_argument", "tags"),
+    ("a_rw", "memory_store", {"content": "x", "tags": [1, 2]}, "invalid_argument", "tags.0"),
+    ("a_rw", "memory_store", {"content": "x", "ttl_days": 0}, "invalid_argument", "ttl_days"),
+    ("a_rw", "memory_store", {"content": "x", "agent_id": "agent-b"}, "invalid_argument", "agent_id"),
+    ("a_rw", "memory_store", {"content": "   "}, "invalid_argument", "content"),
+    ("a_rw", "memory_store", {"content": "x" * 70_000}, "content_too_large", "content"),
+    ("a_rw", "memory_store_fact", {"content": "c", "subject": "s"}, "invalid_argument", "predicate"),
+    ("a_rw", "memory_store_fact", {**FACT, "content": "é" * 40_000}, "content_too_large", "content"),
+    (
+        "a_rw",
+        "memory_store_fact",
+        {**FACT, "valid_from": "2024-01-01T00:00:00"},
+        "invalid_time",
+        "valid_from",
+    ),
+    ("a_rw", "memory_store_fact", {**FACT, "valid_from": "next tuesday"}, "invalid_time", "valid_from"),
+    (
+        "a_rw",
+        "memory_store_fact",
+        {**FACT, "valid_from": "2024-01-02T00:00:00Z", "valid_until": "2024-01-01T00:00:00Z"},
+        "invalid_time",
+        "valid_until",
+    ),
+    ("a_rw", "memory_store_fact", {**FACT, "confidence": 2}, "invalid_argument", "confidence"),
+    ("a_rw", "memory_store_fact", {**FACT, "derived_from": "m_x"}, "invalid_argument", "derived_from"),
+    (
+        "a_rw",
+        "memory_store_fact",
+        {**FACT, "source_event": "origin_purge"},
+        "invalid_argument",
+        "source_event",
+    ),
+    ("a_rw", "memory_search", {"query": "x", "limit": 0}, "invalid_argument", "limit"),
+    ("a_rw", "memory_search", {"query": "x", "limit": 101}, "invalid_argument", "limit"),
+    ("a_rw", "memory_search", {"query": ["x"]}, "invalid_argument", "query"),
+    ("a_rw", "memory_read", {}, "invalid_argument", "id"),
+    ("a_rw", "memory_read", {"id": 42}, "invalid_argument", "id"),
+    ("a_rw", "memory_fetch_batch", {"ids": "m_1"}, "invalid_argument", "ids"),
+    ("a_rw", "memory_fetch_batch", {"ids": [f"m_{i}" for i in range(101)]}, "too_many_ids", "ids"),
+    ("a_rw", "memory_get_history", {"subject": "s"}, "invalid_argument", "predicate"),
+    ("a_rw", "memory_get_at", {**AT, "at": "2024-01-01T00:00:00"}, "invalid_time", "at"),
+    ("a_rw", "memory_get_at", {**AT, "as_of": "2024-01-01 00:00"}, "invalid_time", "as_of"),
+    ("a_rw", "memory_get_at", {"subject": "s", "predicate": "p"}, "invalid_argument", "at"),
+    (
+        "a_rw",
+        "memory_record_mistake",
+        {"category": "factual", "input_summary": "x"},
+        "invalid_argument",
+        "what_went_wrong",
+    ),  # fmt: skip
+    (
+        "a_rw",
+        "memory_record_mistake",
+        {"category": "factual", "input_summary": "x", "what_went_wrong": "y" * 5000},
+        "invalid_argument",
+        "what_went_wrong",
+    ),
+    ("a_rw", "memory_reflexion_context", {}, "invalid_argument", "message"),
+    ("a_rw", "memory_feedback", {"verdict": "maybe", "memory_id": "m_x"}, "invalid_argument", "verdict"),
+    ("a_rw", "memory_feedback", {"verdict": "+"}, "invalid_argument", "memory_id"),
+    (
+        "a_rw",
+        "memory_feedback",
+        {"verdict": "+", "memory_id": "m_x", "query_id": QID},
+        "invalid_argument",
+        "memory_id",
+    ),  # fmt: skip
+    ("a_rw", "memory_feedback", {"verdict": "-", "query_id": "nope"}, "invalid_argument", "query_id"),
+    ("a_rw", "memory_feedback", {"verdict": "-", "memory_id": "m_unknown"}, "not_found", "memory_id"),
+    ("adm", "memory_invalidate_by_origin", {}, "invalid_argument", "origin"),
+    ("adm", "memory_invalidate_by_origin", {"origin": "x", "since": "2024-01-01"}, "invalid_time", "since"),
+    ("a_rw", "memory_distill", {"facts": []}, "unknown_tool", "name"),
+]
+
+# (who, tool, valid arguments): the token lacks the tool's scope.
+MISSING_SCOPE: list[tuple[str, str, dict[str, Any]]] = [
+    ("a_read", "memory_store", {"content": "read-only tokens cannot write"}),
+    ("a_read", "memory_store_fact", FACT),
+    (
+        "a_read",
+        "memory_record_mistake",
+        {"category": "factual", "input_summary": "x", "what_went_wrong": "y"},
+    ),
+    ("a_read", "memory_feedback", {"verdict": "+", "query_id": QID}),
+    ("a_read", "memory_invalidate_by_origin", {"origin": "agent_derived"}),
+    ("a_rw", "memory_invalidate_by_origin", {"origin": "agent_derived"}),
+    ("q_write", "memory_search", {"query": "anything"}),
+    ("q_write", "memory_read", {"id": "m_x"}),
+    ("q_write", "memory_fetch_batch", {"ids": ["m_x"]}),
+    ("q_write", "memory_get_history", {"subject": "s", "predicate": "p"}),
+    ("q_write", "memory_get_at", AT),
+    ("q_write", "memory_reflexion_context", {"message": "hello there"}),
+]
+
+
+class Scenarios:
+    """Each test takes the module's ``mcp`` harness (stdio or HTTP)."""
+
+    def test_lists_every_tool_with_a_typed_input_schema(self, mcp: Harness) -> None:
+        tools = {t.name: t for t in mcp.list_tools("a_rw")}
+        assert set(tools) == TOOLS
+        store = tools["memory_store"].input_schema
+        assert store["required"] == ["content"] and store["properties"]["content"]["type"] == "string"
+        assert store["properties"]["layer"]["enum"] == ["episodic", "semantic", "procedural"]
+        assert tools["memory_fetch_batch"].input_schema["properties"]["ids"]["type"] == "array"
+        assert tools["memory_get_at"].input_schema["required"] == ["subject", "predicate", "at"]
+        assert tools["memory_search"].annotations.read_only_hint is True
+        assert tools["memory_invalidate_by_origin"].annotations.destructive_hint is True
+
+    def test_store_search_read_and_feedback(self, mcp: Harness) -> None:
+        word = f"zebracorn{uid()}"
+        stored = mcp.ok(
+            "a_rw",
+            "memory_store",
+            {
+                "content": f"The {word} drinks green tea",
+                "tags": ["pets", "tea"],
+                "layer": "semantic",
+                "importance": 7,
+            },
+        )
+        assert stored["outcome"] == "stored" and re.fullmatch(r"m_[0-9a-z]{26}", stored["id"])
+        row = mcp.row(stored["id"])
+        assert (row["agent_id"], row["origin"], row["origin_trust"], row["layer"]) == (
+            "agent-a",
+            "agent_derived",
+            0.6,
+            "semantic",
+        )
+
+        found = mcp.ok("a_rw", "memory_search", {"query": word, "limit": 5, "tags": ["tea"]})
+        assert [r["id"] for r in found["results"]] == [stored["id"]] and found["total"] == 1
+        assert found["results"][0]["score"] > 0 and re.fullmatch(r"q_[0-9a-z]{26}", found["query_id"])
+        assert mcp.ok("a_rw", "memory_search", {"query": word, "tags": ["coffee"]})["results"] == []
+
+        record = mcp.ok("a_rw", "memory_read", {"id": stored["id"]})
+        assert record["id"] == stored["id"] and record["content"] == f"The {word} drinks green tea"
+        assert (
+            record["tags"] == ["pets", "tea"] and record["importance"] == 7.0 and record["retracted"] is False
+        )
+
+        on_memory = mcp.ok(
+            "a_rw", "memory_feedback", {"verdict": "+", "memory_id": stored["id"], "note": "yes"}
+        )
+        assert (on_memory["target_type"], on_memory["target_id"], on_memory["verdict"]) == (
+            "memory",
+            stored["id"],
+            "CORRECT",
+        )
+        on_query = mcp.ok("a_rw", "memory_feedback", {"verdict": "AMBIGUOUS", "query_id": found["query_id"]})
+        assert (on_query["target_type"], on_query["verdict"]) == ("query", "AMBIGUOUS")
+        rows = mcp.query(
+            "SELECT agent_id, memory_id, query_id, verdict, note FROM memory_feedback WHERE id IN (?, ?) ORDER BY id",
+            on_memory["id"],
+            on_query["id"],
+        )
+        assert [tuple(r) for r in rows] == [
+            ("agent-a", stored["id"], None, "CORRECT", "yes"),
+            ("agent-a", None, found["query_id"], "AMBIGUOUS", ""),
+        ]
+
+    def test_store_with_a_ttl(self, mcp: Harness) -> None:
+        stored = mcp.ok("a_rw", "memory_store", {"content": f"parking spot 42 {uid()}", "ttl_days": 2})
+        until = when(mcp.ok("a_rw", "memory_read", {"id": stored["id"]})["valid_until"])
+        assert abs(until - (datetime.now(UTC) + timedelta(days=2))) < timedelta(minutes=5)
+
+    def test_fact_supersede_history_point_in_time_and_batch(self, mcp: Harness) -> None:
+        """The issue's "Done when": store a fact, supersede it, read its history and its value at a past
+        time, and fetch in batch."""
+        key = {"subject": f"user:{uid()}", "predicate": "lives_in"}
+        paris = mcp.ok(
+            "a_rw",
+            "memory_store_fact",
+            {**key, "content": "Lives in Paris", "object": "Paris", "valid_from": "2020-01-01T00:00:00Z",
+             "source_event": "chat-1", "session_id": "s-1"},
+        )  # fmt: skip
+        berlin = mcp.ok(
+            "a_rw",
+            "memory_store_fact",
+            {**key, "content": "Lives in Berlin", "object": "Berlin", "valid_from": "2023-06-01T00:00:00+02:00",
+             "source_event": "chat-2", "confidence": 0.9},
+        )  # fmt: skip
+        assert paris["outcome"] == berlin["outcome"] == "stored" and paris["id"] != berlin["id"]
+        again = mcp.ok(
+            "a_rw",
+            "memory_store_fact",
+            {**key, "content": "Lives in Berlin", "object": "Berlin", "valid_from": "2024-01-01T00:00:00Z",
+             "source_event": "chat-3"},
+        )  # fmt: skip
+        assert again == {"id": berlin["id"], "outcome": "reaffirmed"}
+
+        history = mcp.ok("a_rw", "memory_get_history", key)
+        assert history["subject"] == key["subject"] and history["predicate"] == "lives_in"
+        assert history["total"] == 2 and [r["id"] for r in history["records"]] == [paris["id"], berlin["id"]]
+        old, new = history["records"]
+        assert old["valid_from"] == "2020-01-01T00:00:00Z" and old["valid_until"] == "2023-05-31T22:00:00Z"
+        assert old["superseded_by"] == berlin["id"] and old["invalidated_by_event"] == "chat-2"
+        assert new["supersedes"] == paris["id"] and new["valid_until"] is None and new["object"] == "Berlin"
+        assert [r["source_event"] for r in new["reaffirmed_by"]] == ["chat-3"]
+        assert old["origin"] == new["origin"] == "agent_derived" and old["ingested_at"]
+
+        then = mcp.ok("a_rw", "memory_get_at", {**key, "at": "2021-03-01T12:00:00+01:00"})
+        assert then["found"] is True and then["record"]["object"] == "Paris"
+        assert (then["subject"], then["predicate"], then["at"]) == (
+            key["subject"],
+            "lives_in",
+            "2021-03-01T11:00:00Z",
+        )
+        now = mcp.ok("a_rw", "memory_get_at", {**key, "at": datetime.now(UTC).isoformat()})
+        assert now["found"] is True and now["record"]["id"] == berlin["id"]
+        before = mcp.ok("a_rw", "memory_get_at", {**key, "at": "2019-01-01T00:00:00Z"})
+        assert before["found"] is False and before["record"] is None
+        believed = mcp.ok(
+            "a_rw", "memory_get_at", {**key, "at": datetime.now(UTC).isoformat(), "as_of": old["ingested_at"]}
+        )
+        assert believed["found"] is True and believed["record"]["object"] == "Paris"
+
+        missing = fake_id()
+        batch = mcp.ok(
+            "a_rw", "memory_fetch_batch", {"ids": [berlin["id"], missing, paris["id"], berlin["id"]]}
+        )
+        assert [m["id"] for m in batch["memories"]] == [berlin["id"], paris["id"]]
+        assert batch["missing_ids"] == [missing] and (batch["total_found"], batch["total_missing"]) == (2, 1)
+        assert batch["memories"][0]["confidence"] == 0.9 and batch["memories"][1]["session_id"] == "s-1"
+        full = mcp.ok("a_rw", "memory_fetch_batch", {"ids": [paris["id"]] * 100})
+        assert full["total_found"] == 1
+
+    def test_mistakes_recall_and_consolidate_into_a_rule(self, mcp: Harness) -> None:
+        w = uid()
+        first = mcp.ok(
+            "a_rw",
+            "memory_record_mistake",
+            {"category": "safety", "input_summary": f"how to clean kettle{w}", "what_went_wrong":
+             f"forgot to say unplug kettle{w}", "ground_truth": "unplug it first", "session_id": "s-9"},
+        )  # fmt: skip
+        assert first["category"] == "safety" and first["consolidated"] == [] and first["id"].startswith("x_")
+        recalled = mcp.ok("a_rw", "memory_reflexion_context", {"message": f"descale my kettle{w} please"})
+        assert recalled["block"].startswith("## Past Mistakes to Avoid\n") and recalled["mistakes"] == [
+            first["id"]
+        ]
+        assert f"kettle{w}" in recalled["block"] and "unplug it first" in recalled["block"]
+
+        made = [
+            mcp.ok(
+                "a_rw",
+                "memory_record_mistake",
+                {
+                    "category": "hallucination",
+                    "input_summary": f"question {i} {w}",
+                    "what_went_wrong": f"invented citation {i} {w}",
+                },
+            )  # fmt: skip
+            for i in range(3)
+        ]
+        assert made[0]["consolidated"] == made[1]["consolidated"] == []
+        (rule,) = made[2]["consolidated"]
+        assert rule["category"] == "hallucination" and rule["source_ids"] == [m["id"] for m in made]
+        memory = mcp.ok("a_rw", "memory_read", {"id": rule["rule_id"]})
+        assert memory["content"].startswith(
+            "Recurring hallucination issues consolidated from 3 past mistakes"
+        )
+        assert (memory["layer"], memory["importance"], memory["subject"]) == (
+            "semantic",
+            8.0,
+            "category:hallucination",
+        )
+        after = mcp.ok("a_rw", "memory_reflexion_context", {"message": f"invented citation {w}"})
+        assert not set(after["mistakes"]) & {m["id"] for m in made}
+
+        odd = mcp.ok(
+            "a_rw",
+            "memory_record_mistake",
+            {"category": "weird", "input_summary": "x", "what_went_wrong": "y"},
+        )
+        assert odd["category"] == "behavioral"
+        assert mcp.ok("b_rw", "memory_reflexion_context", {"message": f"descale my kettle{w}"}) == {
+            "block": "",
+            "mistakes": [],
+        }
+
+    def test_invalidate_by_origin_is_admin_only(self, mcp: Harness) -> None:
+        key = {"subject": f"svc:{uid()}", "predicate": "status"}
+        fact = mcp.ok("adm", "memory_store_fact", {**key, "content": "service is up", "object": "up"})
+        assert (
+            mcp.err("a_rw", "memory_invalidate_by_origin", {"origin": "agent_derived"})["code"] == "forbidden"
+        )
+        purged = mcp.ok(
+            "adm", "memory_invalidate_by_origin", {"origin": "agent_derived", "since": "2000-01-01T00:00:00Z"}
+        )
+        assert purged["origin"] == "agent_derived" and purged["since"] == "2000-01-01T00:00:00Z"
+        assert purged["retracted"] >= 1 and set(purged) == {
+            "origin",
+            "since",
+            "retracted",
+            "restored",
+            "trust_crushed",
+        }
+        assert mcp.ok("adm", "memory_get_at", {**key, "at": datetime.now(UTC).isoformat()})["found"] is False
+        assert mcp.ok("adm", "memory_get_history", key)["records"][0]["retracted"] is True
+        assert mcp.err("adm", "memory_read", {"id": fact["id"]})["code"] == "not_found"
+        assert mcp.row(fact["id"])["invalidated_by_event"] == "origin_purge"
+
+    @pytest.mark.parametrize(
+        ("who", "tool", "args", "code", "field"),
+        BAD_ARGUMENTS,
+        ids=[f"{t}-{c}-{f}-{i}" for i, (_, t, _, c, f) in enumerate(BAD_ARGUMENTS)],
+    )
+    def test_bad_arguments_give_a_stable_code_and_write_nothing(
+        self, mcp: Harness, who: str, tool: str, args: dict[str, Any], code: str, field: str | None
+    ) -> None:
+        before = mcp.snapshot()
+        error = mcp.err(who, tool, args)
+        assert (error["code"], error["field"]) == (code, field), error
+        assert error["message"] and len(error["message"]) < 300
+        assert mcp.snapshot() == before
+
+    @pytest.mark.parametrize(
+        ("who", "tool", "args"), MISSING_SCOPE, ids=[f"{w}-{t}" for w, t, _ in MISSING_SCOPE]
+    )
+    def test_a_missing_scope_is_forbidden_and_writes_nothing(
+        self, mcp: Harness, who: str, tool: str, args: dict[str, Any]
+    ) -> None:
+        before = mcp.snapshot()
+        error = mcp.err(who, tool, args)
+        assert error["code"] == "forbidden" and error["field"] is None
+        assert re.search(r"memory:read|memory:write|admin", error["message"])
+        assert mcp.snapshot() == before
+
+    def test_scopes_allow_what_they_name(self, mcp: Harness) -> None:
+        word = f"scoped{uid()}"
+        stored = mcp.ok("a_rw", "memory_store", {"content": f"{word} note"})
+        assert [r["id"] for r in mcp.ok("a_read", "memory_search", {"query": word})["results"]] == [
+            stored["id"]
+        ]
+        assert mcp.ok("a_read", "memory_read", {"id": stored["id"]})["content"] == f"{word} note"
+        assert (
+            mcp.ok("q_write", "memory_store_fact", {**FACT, "subject": f"kettle{word}"})["outcome"]
+            == "stored"
+        )
+        assert mcp.ok("adm", "memory_search", {"query": word})["results"] == []  # admin, but of its own agent
+
+    def test_other_agents_ids_are_indistinguishable_from_unknown_ids(self, mcp: Harness) -> None:
+        word = f"vault{uid()}"
+        mine = mcp.ok("a_rw", "memory_store", {"content": f"{word} code is 1234"})["id"]
+        key = {"subject": f"vault:{word}", "predicate": "code"}
+        fact = mcp.ok("a_rw", "memory_store_fact", {**key, "content": "the code is 1234", "object": "1234"})[
+            "id"
+        ]
+        nobody = fake_id()
+
+        for tool, args_of in [
+            ("memory_read", lambda i: {"id": i}),
+            ("memory_feedback", lambda i: {"verdict": "-", "memory_id": i}),
+        ]:
+            foreign, unknown = mcp.call("b_rw", tool, args_of(mine)), mcp.call("b_rw", tool, args_of(nobody))
+            assert foreign.is_error and unknown.is_error
+            assert foreign.content[0].text == unknown.content[0].text  # byte-identical
+            assert foreign.structured_content == unknown.structured_content
+            assert foreign.structured_content["error"]["code"] == "not_found"
+
+        nobody2 = fake_id()
+        foreign = mcp.call("b_rw", "memory_fetch_batch", {"ids": [mine, fact]})
+        unknown = mcp.call("b_rw", "memory_fetch_batch", {"ids": [nobody, nobody2]})
+        assert foreign.content[0].text.replace(mine, "ID1").replace(fact, "ID2") == (
+            unknown.content[0].text.replace(nobody, "ID1").replace(nobody2, "ID2")
+        )
+        assert foreign.structured_content == {
+            "memories": [],
+            "missing_ids": [mine, fact],
+            "total_found": 0,
+            "total_missing": 2,
+        }
+
+        assert mcp.ok("b_rw", "memory_get_history", key) == {**key, "records": [], "total": 0}
+        at = mcp.ok("b_rw", "memory_get_at", {**key, "at": datetime.now(UTC).isoformat()})
+        assert at["found"] is False and at["record"] is None
+        assert mcp.ok("b_rw", "memory_search", {"query": word})["results"] == []
+        derived = [
+            mcp.ok("b_rw", "memory_store_fact", {**FACT, "subject": f"probe{uid()}", "derived_from": [i]})[
+                "id"
+            ]
+            for i in (mine, nobody)
+        ]
+        assert mcp.row(derived[0])["origin_trust"] == mcp.row(derived[1])["origin_trust"] == 0.0
+
+        assert mcp.ok("a_rw", "memory_read", {"id": mine})["content"] == f"{word} code is 1234"
+        assert mcp.ok("a_rw", "memory_get_history", key)["total"] == 1
+
+    def test_the_daily_memory_store_limit(self, mcp: Harness) -> None:
+        for i in range(STORE_LIMIT):
+            mcp.ok("q_write", "memory_store", {"content": f"note number {i}"})
+        before = mcp.snapshot()
+        error = mcp.err("q_write", "memory_store", {"content": "one too many"})
+        assert error["code"] == "rate_limited" and error["details"] == {"limit": STORE_LIMIT}
+        assert "daily limit" in error["message"]
+        assert mcp.snapshot() == before
+        rows = mcp.query("SELECT count(*) FROM memories WHERE agent_id = 'agent-q' AND subject IS NULL")
+        assert rows[0][0] == STORE_LIMIT
+        counter = mcp.query(
+            "SELECT count FROM daily_counters WHERE agent_id = 'agent-q' AND kind = 'memory_store'"
+        )
+        assert [r[0] for r in counter] == [STORE_LIMIT]
+        fact = mcp.ok("q_write", "memory_store_fact", {**FACT, "subject": f"kettle{uid()}"})
+        assert fact["outcome"] == "stored"  # the limit is on memory_store only
+
+    def test_an_external_token_writes_as_mcp_external(self, mcp: Harness) -> None:
+        stored = mcp.ok("x_ext", "memory_store", {"content": f"from a third-party tool {uid()}"})
+        row = mcp.row(stored["id"])
+        assert (
+            row["origin"] == f"mcp_external:token-{mcp.tokens['x_ext']['id']}" and row["origin_trust"] == 0.3
+        )

@@ -1,0 +1,74 @@
+"""Error shaping inside the MCP server, with the SDK's in-process client (no database, no child process)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from memory import engine
+from memory import mcp as memory_mcp
+
+from .harness import error_of
+
+PRINCIPAL = engine.Principal(
+    token_id=7, agent_id="agent-z", scopes=frozenset({"memory:read"}), external=False
+)
+
+
+def call(tool: str, args: dict[str, Any]):
+    async def go():
+        async with Client(memory_mcp.server) as client:
+            return await client.call_tool(tool, args)
+
+    return anyio.run(go)
+
+
+@pytest.fixture
+def signed_in(monkeypatch):
+    monkeypatch.setattr(engine, "authenticate", lambda secret: PRINCIPAL)
+
+
+def test_a_crash_is_an_internal_error_without_details_and_is_logged(signed_in, monkeypatch, caplog) -> None:
+    def explode(principal, **kwargs):
+        raise RuntimeError("password=hunter2 at /srv/secret/path")
+
+    monkeypatch.setattr(memory_mcp, "_read", explode)
+    with caplog.at_level(logging.ERROR, logger="memdesk.mcp"):
+        result = call("memory_read", {"id": "m_x"})
+    error = error_of(result)
+    assert error["code"] == "internal_error" and error["field"] is None
+    text = result.content[0].text
+    assert "hunter2" not in text and "RuntimeError" not in text and "/srv" not in text
+    ref = error["message"].split("(ref ")[1].split(")")[0]
+    (record,) = [r for r in caplog.records if ref in r.getMessage()]
+    assert record.exc_info is not None  # the traceback stays in the server log
+
+
+def test_argument_errors_never_echo_the_rejected_value() -> None:
+    error = error_of(call("memory_search", {"query": "x", "limit": "SECRET-VALUE-123"}))
+    assert error["code"] == "invalid_argument" and error["field"] == "limit"
+    assert "SECRET-VALUE-123" not in error["message"]
+
+
+def test_engine_errors_keep_their_code_field_and_details(signed_in) -> None:
+    error = error_of(call("memory_fetch_batch", {"ids": [f"m_{i}" for i in range(150)]}))
+    assert error == {
+        "code": "too_many_ids",
+        "message": "at most 100 ids per call; got 150",
+        "field": "ids",
+        "details": {"limit": 100},
+    }
+
+
+def test_the_scope_is_checked_before_the_engine_runs(signed_in, monkeypatch) -> None:
+    monkeypatch.setattr(memory_mcp, "_store", lambda *a, **k: pytest.fail("the engine must not run"))
+    error = error_of(call("memory_store", {"content": "hello"}))
+    assert error == {
+        "code": "forbidden",
+        "message": "this token does not have the memory:write scope",
+        "field": None,
+    }
