@@ -35,6 +35,11 @@ RAW_SQL = (
 )
 
 
+FLOOR_SQL = (
+    "SELECT memory_id FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT ?"
+)
+
+
 def raw_search(db: sqlite3.Connection, match: str | None) -> list[tuple[Any, ...]]:
     if match is None:
         return []
@@ -65,6 +70,16 @@ def measure(*, engine_db: Path, n_label: int, n_rows: int, rounds: int = 20) -> 
                 t2 = time.perf_counter()
                 per_query[label]["engine"].append((t1 - t0) * 1000)
                 per_query[label]["raw"].append((t2 - t1) * 1000)
+        floor: dict[str, float] = {}
+        for label, q in qs:  # informational floor: ranking the FTS hits alone, no join, no filter
+            m = sqlite_match(q)
+            times = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                if m:
+                    raw.execute(FLOOR_SQL, (m, LIMIT)).fetchall()
+                times.append((time.perf_counter() - t0) * 1000)
+            floor[label] = statistics.median(times)
         matches = {}
         for label, q in qs:
             m = sqlite_match(q)
@@ -86,6 +101,7 @@ def measure(*, engine_db: Path, n_label: int, n_rows: int, rounds: int = 20) -> 
             "hits": hits[label],
             "engine_p50_ms": round(statistics.median(d["engine"]), 3),
             "raw_p50_ms": round(statistics.median(d["raw"]), 3),
+            "fts_only_floor_ms": round(floor[label], 3),
         }
         for label, d in per_query.items()
     ]
