@@ -2,15 +2,13 @@
 ``memory_get_at`` round trip (issue 3, item 7).
 
 Run alone: ``python benchmarks/bench_mcp.py [--rounds 20] [--get-at-calls 300] [--out FILE]`` (prints JSON).
+``measure(engine_db=...)`` works on a database ``common.setup_django`` configured (as ``run_all.py`` does).
 
-A fresh SQLite file gets a token and 100 memories plus one fact with a 20-segment history, all written by
-engine functions; then ``uvicorn config.asgi:application`` serves it on a free 127.0.0.1 port (one worker, the
-project's settings) and the official SDK client (``ClientSession`` over ``streamable_http_client``) measures
-whole round trips: client serialisation, HTTP, bearer authentication, the tool, the engine, the reply.
+Agent ``bench-mcp`` gets a token, 100 memories and one fact with a 20-segment history, all written by engine
+functions; then ``uvicorn config.asgi:application`` serves that SQLite file on a free 127.0.0.1 port (one
+worker, the project's settings) and the official SDK client (``ClientSession`` over ``streamable_http_client``)
+measures whole round trips: client serialisation, HTTP, bearer authentication, the tool, the engine, the reply.
 Batch and sequential reads alternate round by round so both see the same machine load.
-
-Results use the shape of the other benchmark scripts: ``{"name", "n", "value", "unit", "baseline", "ratio",
-"goal", "met", ...}``.
 """
 
 from __future__ import annotations
@@ -18,20 +16,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import shutil
 import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from common import REPO, cleanup, machine, percentile, result, setup_django
+
 AGENT = "bench-mcp"
 N_IDS = 100
 SEGMENTS = 20
@@ -40,71 +35,15 @@ GOAL_GET_AT_P50_MS = 10.0
 START = datetime(2020, 1, 1, tzinfo=UTC)
 
 
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    if len(ordered) == 1:
-        return ordered[0]
-    return statistics.quantiles(ordered, n=100, method="inclusive")[max(0, min(98, round(p) - 1))]
-
-
-def result(
-    name: str, n: int, value: float, unit: str, baseline: float | None, goal: str, met: bool, **extra: Any
-):
-    return {
-        "name": name,
-        "n": n,
-        "value": round(value, 3),
-        "unit": unit,
-        "baseline": round(baseline, 3) if baseline is not None else None,
-        "ratio": round(value / baseline, 3) if baseline else None,
-        "goal": goal,
-        "met": met,
-        **extra,
-    }
-
-
-def machine() -> dict[str, Any]:
-    info: dict[str, Any] = {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "sqlite": sqlite3.sqlite_version,
-        "cpus": os.cpu_count(),
-        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
-        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    try:
-        from importlib.metadata import version
-
-        info["mcp"] = version("mcp")
-        info["commit"] = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10
-        ).stdout.strip()
-    except Exception:  # noqa: BLE001 - informational only
-        pass
-    return info
-
-
 # --- setup: a database written by the engine, served by uvicorn ----------------------------------------------
 
 
-def provision(base: Path) -> tuple[Path, dict[str, Any]]:
-    """Configure Django on a new SQLite file; write a token, 100 memories and a fact's history."""
-    db_path = base / "mcp-bench.sqlite3"
-    os.environ.pop("DATABASE_URL", None)
-    os.environ.update(
-        MEMDESK_SQLITE_PATH=str(db_path), MEMDESK_VAR_DIR=str(base), DJANGO_SETTINGS_MODULE="config.settings"
-    )
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+def provision() -> dict[str, Any]:
+    """Write the benchmark agent's token, 100 memories and a fact's history into the configured database."""
     from django.db import connections
 
     from memory import engine
 
-    call_command("migrate", verbosity=0, interactive=False)
     _, secret = engine.token_create(agent_id=AGENT, scopes="memory:read", name="bench")
     ids = [
         engine.store(
@@ -123,7 +62,7 @@ def provision(base: Path) -> tuple[Path, dict[str, Any]]:
             source_event=f"bench-{k}",
         )
     connections.close_all()
-    return db_path, {"secret": secret, "ids": ids}
+    return {"secret": secret, "ids": ids}
 
 
 def free_port() -> int:
@@ -242,37 +181,38 @@ async def _measure(
     ]
 
 
-def measure(*, rounds: int = 20, get_at_calls: int = 300, db_dir: str | None = None) -> list[dict[str, Any]]:
+def measure(*, engine_db: Path, rounds: int = 20, get_at_calls: int = 300) -> list[dict[str, Any]]:
+    """Both figures over HTTP against ``engine_db`` (already configured and migrated by ``setup_django``)."""
     import anyio
 
-    base = Path(db_dir) if db_dir else Path(tempfile.mkdtemp(prefix="memdesk-bench-mcp-"))
-    base.mkdir(parents=True, exist_ok=True)
-    proc = None
+    data = provision()
+    proc, url = start_server(engine_db)
     try:
-        db_path, data = provision(base)
-        proc, url = start_server(db_path)
         return anyio.run(_measure, url, data["secret"], data["ids"], rounds, get_at_calls)
     finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        if not db_dir:
-            shutil.rmtree(base, ignore_errors=True)
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=20, help="batch-vs-reads rounds (100 reads each)")
     ap.add_argument("--get-at-calls", type=int, default=300)
-    ap.add_argument("--db-dir", help="keep the database and server log here (default: a temp dir, removed)")
+    ap.add_argument("--db-dir", help="where to put the temporary database (default: a new temp dir)")
+    ap.add_argument("--keep-db", action="store_true", help="keep the database and the server log afterwards")
     ap.add_argument("--out", type=Path, help="also write the JSON report to this file")
     args = ap.parse_args(argv)
     started = time.perf_counter()
     info = machine()
-    results = measure(rounds=args.rounds, get_at_calls=args.get_at_calls, db_dir=args.db_dir)
+    db = setup_django(args.db_dir)
+    try:
+        results = measure(engine_db=db, rounds=args.rounds, get_at_calls=args.get_at_calls)
+    finally:
+        if not args.keep_db:
+            cleanup(db)
     info["seconds"] = round(time.perf_counter() - started, 1)
     report = json.dumps({"machine": info, "results": results}, indent=2)
     print(report)
