@@ -54,6 +54,7 @@ ADMIN = "admin"
 PRINCIPAL_KEY = "memdesk.principal"  # set on the ASGI scope by BearerAuth
 MAX_TTL_DAYS = 36_500
 UNAUTHORIZED_RPC_CODE = -32001  # JSON-RPC "server error" range: authentication required
+INTERNAL_RPC_CODE = -32603
 
 
 # --- errors ----------------------------------------------------------------------------------------------
@@ -68,8 +69,9 @@ class ToolFailure(ToolError):
         error: dict[str, Any] = {"code": code, "message": message, "field": field}
         if details:
             error["details"] = details
-        self.payload = {"error": error}
-        super().__init__(json.dumps(self.payload, ensure_ascii=False, default=str))
+        text = json.dumps({"error": error}, ensure_ascii=False, default=str)
+        self.payload: dict[str, Any] = json.loads(text)  # JSON-clean, whatever ``details`` held
+        super().__init__(text)
 
     @classmethod
     def from_engine(cls, exc: engine.EngineError) -> "ToolFailure":
@@ -96,7 +98,7 @@ def _validation_failure(exc: ValidationError) -> ToolFailure:
 
 def _internal(tool: str, exc: BaseException) -> ToolFailure:
     ref = secrets.token_hex(6)
-    log.error("MCP tool %s failed unexpectedly (ref %s)", tool, ref, exc_info=exc)
+    log.error("MCP %s failed unexpectedly (ref %s)", tool, ref, exc_info=exc)
     return ToolFailure("internal_error", f"internal error (ref {ref}); the details are in the server log")
 
 
@@ -548,16 +550,16 @@ def _bearer(scope: Scope) -> str | None:
     return secret.strip() if kind.lower() == "bearer" and secret.strip() else None
 
 
-def _unauthorized(message: str) -> JSONResponse:
-    error = {"code": "unauthorized", "message": message, "field": None}
+def _http_error(
+    status: int, rpc_code: int, failure: ToolFailure, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    """A JSON-RPC error body (what MCP clients parse) carrying memdesk's error object as ``data``."""
+    error = failure.payload["error"]
+    message = f"{error['code']}: {error['message']}"
     return JSONResponse(
-        {
-            "jsonrpc": "2.0",
-            "id": None,
-            "error": {"code": UNAUTHORIZED_RPC_CODE, "message": f"unauthorized: {message}", "data": error},
-        },
-        status_code=401,
-        headers={"WWW-Authenticate": 'Bearer realm="memdesk", error="invalid_token"'},
+        {"jsonrpc": "2.0", "id": None, "error": {"code": rpc_code, "message": message, "data": error}},
+        status_code=status,
+        headers=headers,
     )
 
 
@@ -575,7 +577,13 @@ class BearerAuth:
         try:
             principal = await self._authenticate(_bearer(scope))
         except engine.EngineError as exc:
-            await _unauthorized(exc.message)(scope, receive, send)
+            challenge = {"WWW-Authenticate": 'Bearer realm="memdesk", error="invalid_token"'}
+            await _http_error(401, UNAUTHORIZED_RPC_CODE, ToolFailure.from_engine(exc), challenge)(
+                scope, receive, send
+            )
+            return
+        except Exception as exc:  # e.g. the database is down: a generic answer, the details in the log
+            await _http_error(500, INTERNAL_RPC_CODE, _internal("authentication", exc))(scope, receive, send)
             return
         scope[PRINCIPAL_KEY] = principal
         await self.app(scope, receive, send)

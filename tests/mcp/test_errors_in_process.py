@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -72,3 +73,45 @@ def test_the_scope_is_checked_before_the_engine_runs(signed_in, monkeypatch) -> 
         "message": "this token does not have the memory:write scope",
         "field": None,
     }
+
+
+def _asgi_call(app: Any, authorization: bytes) -> list[dict[str, Any]]:
+    sent: list[dict[str, Any]] = []
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "query_string": b"",
+             "headers": [(b"authorization", authorization), (b"content-type", b"application/json")]}  # fmt: skip
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    anyio.run(app, scope, receive, send)
+    return sent
+
+
+def test_bearer_auth_puts_the_principal_on_the_request(monkeypatch) -> None:
+    monkeypatch.setattr(memory_mcp, "_authenticate", lambda secret: PRINCIPAL if secret == "mdk_ok" else None)
+    seen: list[Any] = []
+
+    async def inner(scope, receive, send) -> None:
+        seen.append(scope[memory_mcp.PRINCIPAL_KEY])
+
+    assert _asgi_call(memory_mcp.BearerAuth(inner), b"Bearer mdk_ok") == [] and seen == [PRINCIPAL]
+
+
+def test_a_crash_while_authenticating_is_a_generic_500(monkeypatch, caplog) -> None:
+    def explode(secret):
+        raise RuntimeError("database password=hunter2")
+
+    monkeypatch.setattr(memory_mcp, "_authenticate", explode)
+
+    async def inner(scope, receive, send) -> None:
+        pytest.fail("the MCP app must not run")
+
+    with caplog.at_level(logging.ERROR, logger="memdesk.mcp"):
+        start, body = _asgi_call(memory_mcp.BearerAuth(inner), b"Bearer mdk_x")
+    assert start["status"] == 500 and b"hunter2" not in body["body"]
+    error = json.loads(body["body"])["error"]
+    assert error["code"] == -32603 and error["data"]["code"] == "internal_error"
+    assert any(r.exc_info for r in caplog.records)
