@@ -27,10 +27,10 @@ demo: migrate
 
 # Serve the dashboard on SQLite with the django-q2 worker beside it; Ctrl-C stops both.
 run: demo
-	@echo "memdesk: http://$(HOST):$(PORT)/  (log in with a user printed above)"
+	@echo "memdesk: http://$(HOST):$(PORT)/  (log in with a user printed above; MCP at http://$(HOST):$(PORT)/mcp)"
 	@trap 'kill 0' INT TERM EXIT; \
 	  $(BIN)/python manage.py qcluster & \
-	  $(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
+	  $(BIN)/uvicorn config.asgi:application --host $(HOST) --port $(PORT)
 
 # Debian's Chromium for the browser tests (never a downloaded browser build).
 browser-deps:

@@ -2,6 +2,7 @@
 
 from .common import graph_generation
 from .feedback import FeedbackResult, feedback_record, new_query_id
+from .importer import InvalidImportFile, LegacyImportResult, import_legacy
 from .purge import expire_by_subject, invalidate_by_origin
 from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_context, render_block
 from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer, summarize
@@ -33,6 +34,9 @@ from .types import (
 )
 
 __all__ = [
+    "InvalidImportFile",
+    "LegacyImportResult",
+    "import_legacy",
     "FeedbackResult",
     "feedback_record",
     "new_query_id",

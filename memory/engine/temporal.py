@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.db.models import F
+
 from memory.models import RETRACT_EVENTS, FactWrite, Memory
 
 from . import common as c
@@ -350,8 +352,9 @@ def _reaffirm(
     if not same:
         existing.append(entry)
     reaffirmed_by = existing[-MAX_REAFFIRMED:]
+    # F(): a concurrent search may bump access_count outside the key lock
     Memory.objects.filter(id=row.id).update(
-        reaffirmed_by=reaffirmed_by, confidence=confidence, access_count=row.access_count + 1
+        reaffirmed_by=reaffirmed_by, confidence=confidence, access_count=F("access_count") + 1
     )
     row.reaffirmed_by, row.confidence, row.access_count = reaffirmed_by, confidence, row.access_count + 1
     changed = rederive_key(fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows)
