@@ -45,16 +45,17 @@ test-fast: install
 	$(BIN)/python -m pytest -q -x -m "not slow and not postgres and not browser" $(PYTEST_ARGS)
 
 # PostgreSQL suite (CI): the whole suite plus the concurrency tests, against a real server.
-test-pg: install
+test-pg: install browser-deps
 	DATABASE_URL=$(PG_URL) MEMDESK_REQUIRE_SERVICES=1 $(BIN)/python -m pytest -q -m "not slow or postgres" $(PYTEST_ARGS)
 
 # Scale tests that only CI runs.
 test-slow: install
 	$(BIN)/python -m pytest -q -m "slow and not postgres" $(PYTEST_ARGS)
 
+# `make bench BENCH_ARGS=--quick` for 10k memories only (see benchmarks/run_all.py --help).
 bench: install
 	@mkdir -p var/bench
-	$(BIN)/python benchmarks/run_all.py --out var/bench/results.json
+	$(BIN)/python benchmarks/run_all.py --out var/bench/results.json $(BENCH_ARGS)
 
 lint: install
 	$(BIN)/ruff check .
