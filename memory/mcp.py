@@ -32,7 +32,7 @@ from typing import Annotated, Any, Literal
 import anyio
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import connections
 from django.utils import timezone
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -44,6 +44,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memory import engine
+from memory.engine.common import write_transaction
 from memory.engine.types import iso
 
 log = logging.getLogger("memdesk.mcp")
@@ -264,19 +265,21 @@ def _store(
 ) -> dict[str, Any]:
     valid_until = timezone.now() + timedelta(days=ttl_days) if ttl_days is not None else None
     limit = int(getattr(settings, "MEMDESK_MCP_STORE_DAILY_LIMIT", 1000))
-    with transaction.atomic():  # a refused or invalid call counts nothing and writes nothing
-        engine.consume_quota(agent_id=p.agent_id, kind="memory_store", limit=limit)
-        result = engine.store(
-            agent_id=p.agent_id,
-            content=content,
-            tags=tags or (),
-            layer=layer,
-            importance=importance,
-            origin=p.origin,
-            valid_until=valid_until,
-            actor=p.actor,
-        )
-    return result.to_dict()
+    return _store_counted(
+        p,
+        limit,
+        content=content,
+        tags=tags or (),
+        layer=layer,
+        importance=importance,
+        valid_until=valid_until,
+    )
+
+
+@write_transaction  # one transaction (retried on SQLite lock contention): a refused call writes nothing
+def _store_counted(p: engine.Principal, limit: int, **kwargs: Any) -> dict[str, Any]:
+    engine.consume_quota(agent_id=p.agent_id, kind="memory_store", limit=limit)
+    return engine.store(agent_id=p.agent_id, origin=p.origin, actor=p.actor, **kwargs).to_dict()
 
 
 @server.tool(annotations=WRITES)
