@@ -6,7 +6,7 @@
 One agent's corpus is grown through engine functions to each size in turn (10k, then 100k); at each size the
 store figure (a) and the search figure (b) are measured beside their raw sqlite3 baselines. The report is
 ``{"machine": {...}, "results": [{"name", "n", "value", "unit", "baseline", "ratio", "goal", "met", ...}]}``
-with ``ratio = value / baseline`` (engine / raw).
+with ``ratio = value / baseline`` (engine / raw). The MCP figures (``bench_mcp``) run last on the same file.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_mcp  # noqa: E402
 import bench_search  # noqa: E402
 import bench_store  # noqa: E402
 from build import Corpus  # noqa: E402
@@ -31,12 +32,12 @@ SAMPLE_KEYS = {10_000: 2_000, 100_000: 5_000}
 
 def table(results: list[dict]) -> str:
     """A fixed-width summary: engine value, raw baseline, engine/raw, goal met."""
-    lines = [f"{'figure':<18}{'n':>7}  {'engine':>10}  {'raw':>10}  {'unit':<8}{'ratio':>7}  {'met':<6}goal"]
+    lines = [f"{'figure':<24}{'n':>7}  {'engine':>10}  {'raw':>10}  {'unit':<8}{'ratio':>7}  {'met':<6}goal"]
     for r in results:
         base = "-" if r["baseline"] is None else f"{r['baseline']:.2f}"
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
         lines.append(
-            f"{r['name']:<18}{r['n']:>7}  {r['value']:>10.2f}  {base:>10}  {r['unit']:<8}{ratio:>7}  "
+            f"{r['name']:<24}{r['n']:>7}  {r['value']:>10.2f}  {base:>10}  {r['unit']:<8}{ratio:>7}  "
             f"{str(r['met']):<6}{r['goal']}"
         )
     return "\n".join(lines)
@@ -51,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=20, help="search rounds over the query set per size")
     ap.add_argument("--db-dir", help="where to put the temporary databases (default: a new temp dir)")
     ap.add_argument("--keep-db", action="store_true", help="keep the databases afterwards")
+    ap.add_argument("--skip-mcp", action="store_true", help="skip the MCP-over-HTTP figures (bench_mcp)")
     args = ap.parse_args(argv)
     sizes = args.sizes or ([10_000] if args.quick else [10_000, 100_000])
 
@@ -83,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
             sample = store_sample(n=args.sample, n_keys=SAMPLE_KEYS.get(n, 5_000), seed=n)
             results += bench_store.measure(engine_db=db, n_label=n, n_rows=rows, sample=sample)
             print(table([r for r in results if r["n"] == n]), flush=True)
+        if not args.skip_mcp:
+            print("\n== MCP over streamable HTTP (agent bench-mcp, same database)", flush=True)
+            mcp = bench_mcp.measure(engine_db=db)
+            results += mcp
+            print(table(mcp), flush=True)
     finally:
         if args.keep_db:
             print(f"kept {db.parent}")
