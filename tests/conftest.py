@@ -16,9 +16,15 @@ PASSWORD = "correct-horse-battery"
 
 
 def pytest_collection_modifyitems(config, items):  # noqa: ANN001
-    """Tests marked ``postgres`` need a PostgreSQL DATABASE_URL; without it they fail loudly (never skip)."""
+    """Tests marked ``postgres`` need a PostgreSQL DATABASE_URL; without it they fail loudly (never skip).
+    Tests marked ``sqlite_only`` exercise a SQLite-only code path: on PostgreSQL they are deselected (reported
+    as such), not skipped."""
     url = os.environ.get("DATABASE_URL", "")
     if url.startswith(("postgres://", "postgresql://")):
+        dropped = [item for item in items if item.get_closest_marker("sqlite_only")]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [item for item in items if not item.get_closest_marker("sqlite_only")]
         return
     for item in items:
         if item.get_closest_marker("postgres"):

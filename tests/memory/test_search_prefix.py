@@ -9,12 +9,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
-from django.db import connection
 
 from memory import engine
 from memory.engine import common as c
 from memory.engine import retrieval
 from memory.engine.temporal import check_fact, write_fact
+
+# SQLite-only path: PostgreSQL runs its GIN query in one statement (deselected there, see tests/conftest.py)
+pytestmark = pytest.mark.sqlite_only
 
 A, B = "prefix-bot", "prefix-other"
 WORDS = ["deploy", "target", "coffee", "tea", "london", "paris", "alpha", "beta", "gamma", "delta"]
@@ -38,8 +40,6 @@ def join_only(monkeypatch, *args):
 
 @pytest.fixture
 def crowded(db, monkeypatch):
-    if connection.vendor != "sqlite":
-        pytest.skip("SQLite-only path: PostgreSQL runs its GIN query in one statement")
     rng = random.Random(5)
     # Ids in random order, so FTS rowid order (insertion) disagrees with id order inside tie groups.
     fresh = iter(rng.sample(range(10**6, 10**7), 2000))
