@@ -6,11 +6,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.db import connection
 from django.db.models import F
 
 from memory.models import RETRACT_EVENTS, FactWrite, Memory
 
 from . import common as c
+from . import rawsql
 from .provenance import NON_CORROBORATING, check_origin, effective_trust, origin_class
 from .timeline import Segment, WriteSpan, derive, value_at
 from .types import InvalidArgument, InvalidTime, MemoryRecord, StoreResult
@@ -231,30 +233,162 @@ def write_fact(fact: FactInput, *, quarantine: bool = False) -> StoreResult:
         raise InvalidTime(
             "valid_until must be later than valid_from (which defaults to now)", field="valid_until"
         )
+    if not quarantine:
+        fast = _fast_write(fact, start, end, t)
+        if fast is not None:
+            return fast
     rows = {m.id: m for m in _key_rows(fact.agent_id, fact.subject, fact.predicate)}
     if not quarantine:
         covering = _covering_row(rows.values(), start)
         if covering is not None and _same_value(covering, fact):
             return _reaffirm(fact, covering, rows, start, end, t)
     mid = c.new_memory_id()
-    write = FactWrite.objects.create(
-        agent_id=fact.agent_id,
-        subject=fact.subject,
-        predicate=fact.predicate,
-        object=fact.object,
-        content=fact.content,
-        req_from=start,
-        req_until=end,
-        ingested_at=t,
-        origin=fact.origin,
-        origin_trust=fact.origin_trust,
-        source_event=fact.source_event,
-        session_id=fact.session_id,
-        memory_id=mid,
-        state=FactWrite.STATE_QUARANTINED if quarantine else FactWrite.STATE_BELIEVED,
-        believed_from=None if quarantine else t,
+    _log_write(fact, start, end, t, mid, believed=not quarantine)
+    new_row = _new_row(fact, mid, start, end, t, quarantined=quarantine)
+    if quarantine:
+        new_row.save(force_insert=True)
+        c.ensure_agent(fact.agent_id, bump_generation=False)
+        return StoreResult(mid, "quarantined", reason=None)
+    rows[mid] = new_row
+    rederive_key(fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows, new_ids={mid})
+    c.ensure_agent(fact.agent_id, bump_generation=True)
+    return StoreResult(mid, "stored")
+
+
+_RETRACT_SQL = "(" + ", ".join(f"'{e}'" for e in RETRACT_EVENTS) + ")"
+# The key's believed rows that reach ``start`` or beyond, plus the latest believed write start (one statement,
+# also when no row matches). Parameters: agent, subject, predicate, start, start, agent, subject, predicate, start.
+_FAST_SQL = (
+    "SELECT (SELECT MAX(w.req_from) FROM memory_fact_writes w WHERE w.agent_id = %s AND w.subject = %s"
+    " AND w.predicate = %s AND w.state = 'believed') <= %s,"
+    " m.id, m.valid_from < %s, m.valid_until, m.object, m.content, m.metadata, m.reaffirmed_by, m.confidence,"
+    " m.origin"
+    " FROM (SELECT 1 AS one) AS one LEFT JOIN memories m ON m.agent_id = %s AND m.subject = %s"
+    " AND m.predicate = %s AND m.quarantined = %s AND (m.invalidated_by_event IS NULL OR m.invalidated_by_event"
+    " NOT IN " + _RETRACT_SQL + ") AND (m.valid_until IS NULL OR m.valid_until >= %s)"
+)
+
+
+def _fast_write(fact: FactInput, start: datetime, end: datetime | None, t: datetime) -> StoreResult | None:
+    """The common cases in a few statements; None when the full re-derivation is needed.
+
+    Taken only when no believed write of the key starts after ``start`` and at most one believed row reaches
+    ``start``: then the timeline model (SPEC T2) gives exactly this result, which ``rederive_key`` would
+    reproduce (the property tests check that it changes nothing afterwards).
+    """
+    prep_t = rawsql.prep(Memory, "valid_from", start)
+    key = [fact.agent_id, fact.subject, fact.predicate]
+    with connection.cursor() as cur:
+        cur.execute(_FAST_SQL, [*key, prep_t, prep_t, *key, False, prep_t])
+        found = cur.fetchall()
+    max_ok = found[0][0]
+    if max_ok is not None and not max_ok:
+        return None  # a write starts later than this one: historical insertion
+    rows = [r for r in found if r[1] is not None]
+    if not rows:
+        return _fast_insert(fact, start, end, t, predecessor=None)
+    if len(rows) > 1:
+        return None
+    _, rid, before_start, until, obj, content, metadata, reaffirmed, confidence, origin = rows[0]
+    if not before_start or end is not None:
+        return None  # a tie on valid_from, or a bounded write that may need a continuation
+    if CONTINUATION_KEY in (rawsql.load_json(metadata) or {}):
+        return None
+    if until is not None and rawsql.prep(Memory, "valid_until", start) == until:
+        return _fast_insert(fact, start, end, t, predecessor=rid)  # the previous segment ends exactly here
+    if until is not None:
+        return None
+    if (obj or None) == (fact.object or None) and content.strip() == fact.content.strip():
+        return _fast_reaffirm(fact, rid, start, t, rawsql.load_json(reaffirmed) or [], confidence, origin)
+    return _fast_insert(fact, start, end, t, predecessor=rid, cut=True)
+
+
+def _log_write(
+    fact: FactInput,
+    start: datetime,
+    end: datetime | None,
+    t: datetime,
+    memory_id: str,
+    *,
+    is_reaffirm: bool = False,
+    believed: bool = True,
+) -> None:
+    rawsql.insert(
+        FactWrite(
+            agent_id=fact.agent_id,
+            subject=fact.subject,
+            predicate=fact.predicate,
+            object=fact.object,
+            content=fact.content,
+            req_from=start,
+            req_until=end,
+            ingested_at=t,
+            origin=fact.origin,
+            origin_trust=fact.origin_trust,
+            source_event=fact.source_event,
+            session_id=fact.session_id,
+            memory_id=memory_id,
+            is_reaffirm=is_reaffirm,
+            state=FactWrite.STATE_BELIEVED if believed else FactWrite.STATE_QUARANTINED,
+            believed_from=t if believed else None,
+        )
     )
-    new_row = Memory(
+
+
+def _fast_insert(
+    fact: FactInput,
+    start: datetime,
+    end: datetime | None,
+    t: datetime,
+    *,
+    predecessor: str | None,
+    cut: bool = False,
+) -> StoreResult:
+    mid = c.new_memory_id()
+    _log_write(fact, start, end, t, mid)
+    if predecessor is not None:
+        changes: dict[str, Any] = {
+            "superseded_by": mid,
+            "invalidated_by_event": fact.source_event or f"supersede:{mid}",
+            "invalidated_at": t,
+        }
+        if cut:
+            changes["valid_until"] = start
+        Memory.objects.filter(pk=predecessor).update(**changes)
+    rawsql.insert(_new_row(fact, mid, start, end, t, supersedes=predecessor))
+    c.ensure_agent(fact.agent_id, bump_generation=True)
+    return StoreResult(mid, "stored")
+
+
+def _fast_reaffirm(
+    fact: FactInput,
+    rid: str,
+    start: datetime,
+    t: datetime,
+    existing: list[dict[str, Any]],
+    confidence: float,
+    origin: str,
+) -> StoreResult:
+    _log_write(fact, start, None, t, rid, is_reaffirm=True)
+    reaffirmed_by, confidence = _reaffirm_entries(fact, existing, confidence, origin, start, None, t)
+    Memory.objects.filter(pk=rid).update(
+        reaffirmed_by=reaffirmed_by, confidence=confidence, access_count=F("access_count") + 1
+    )
+    c.ensure_agent(fact.agent_id, bump_generation=False)
+    return StoreResult(rid, "reaffirmed")
+
+
+def _new_row(
+    fact: FactInput,
+    mid: str,
+    start: datetime,
+    end: datetime | None,
+    t: datetime,
+    *,
+    supersedes: str | None = None,
+    quarantined: bool = False,
+) -> Memory:
+    return Memory(
         id=mid,
         agent_id=fact.agent_id,
         content=fact.content,
@@ -266,6 +400,7 @@ def write_fact(fact: FactInput, *, quarantine: bool = False) -> StoreResult:
         source_event=fact.source_event,
         valid_from=start,
         valid_until=end,
+        supersedes=supersedes,
         subject=fact.subject,
         predicate=fact.predicate,
         object=fact.object,
@@ -275,19 +410,9 @@ def write_fact(fact: FactInput, *, quarantine: bool = False) -> StoreResult:
         origin_trust=fact.origin_trust,
         derived_from=fact.derived_from,
         ingested_at=t,
-        quarantined=quarantine,
+        quarantined=quarantined,
         session_id=fact.session_id,
     )
-    if quarantine:
-        new_row.save(force_insert=True)
-        c.ensure_agent(fact.agent_id, bump_generation=False)
-        return StoreResult(mid, "quarantined", reason=None)
-    rows[mid] = new_row
-    rederive_key(
-        fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows, new_ids={mid}, order_hint=write.id
-    )
-    c.ensure_agent(fact.agent_id, bump_generation=True)
-    return StoreResult(mid, "stored")
 
 
 def _key_rows(agent_id: str, subject: str, predicate: str) -> list[Memory]:
@@ -310,27 +435,16 @@ def _same_value(row: Memory, fact: FactInput) -> bool:
     return (row.object or None) == (fact.object or None) and row.content.strip() == fact.content.strip()
 
 
-def _reaffirm(
-    fact: FactInput, row: Memory, rows: dict[str, Memory], start: datetime, end: datetime | None, t: datetime
-) -> StoreResult:
-    primary = row.metadata.get(CONTINUATION_KEY) or row.id
-    FactWrite.objects.create(
-        agent_id=fact.agent_id,
-        subject=fact.subject,
-        predicate=fact.predicate,
-        object=fact.object,
-        content=fact.content,
-        req_from=start,
-        req_until=end,
-        ingested_at=t,
-        origin=fact.origin,
-        origin_trust=fact.origin_trust,
-        source_event=fact.source_event,
-        session_id=fact.session_id,
-        memory_id=primary,
-        is_reaffirm=True,
-        believed_from=t,
-    )
+def _reaffirm_entries(
+    fact: FactInput,
+    existing: list[dict[str, Any]],
+    confidence: float,
+    row_origin: str,
+    start: datetime,
+    end: datetime | None,
+    t: datetime,
+) -> tuple[list[dict[str, Any]], float]:
+    """SPEC T5: the row's new reaffirmed_by list (no duplicates, newest 20) and confidence."""
     entry = {
         "source_event": fact.source_event,
         "origin": fact.origin,
@@ -338,20 +452,28 @@ def _reaffirm(
         "valid_until": end.isoformat() if end else None,
         "ingested_at": t.isoformat(),
     }
-    existing = list(row.reaffirmed_by or [])
-    same = [
-        e
+    existing = list(existing)
+    same = any(
+        all(e.get(k) == entry[k] for k in ("source_event", "origin", "valid_from", "valid_until"))
         for e in existing
-        if all(e.get(k) == entry[k] for k in ("source_event", "origin", "valid_from", "valid_until"))
-    ]
-    corroborated = {origin_class(row.origin)} | {origin_class(str(e.get("origin", ""))) for e in existing}
+    )
+    corroborated = {origin_class(row_origin)} | {origin_class(str(e.get("origin", ""))) for e in existing}
     new_class = origin_class(fact.origin)
-    confidence = row.confidence
     if new_class not in corroborated and new_class not in NON_CORROBORATING:
         confidence = min(1.0, round(confidence + 0.1, 6))
     if not same:
         existing.append(entry)
-    reaffirmed_by = existing[-MAX_REAFFIRMED:]
+    return existing[-MAX_REAFFIRMED:], confidence
+
+
+def _reaffirm(
+    fact: FactInput, row: Memory, rows: dict[str, Memory], start: datetime, end: datetime | None, t: datetime
+) -> StoreResult:
+    primary = row.metadata.get(CONTINUATION_KEY) or row.id
+    _log_write(fact, start, end, t, primary, is_reaffirm=True)
+    reaffirmed_by, confidence = _reaffirm_entries(
+        fact, row.reaffirmed_by or [], row.confidence, row.origin, start, end, t
+    )
     # F(): a concurrent search may bump access_count outside the key lock
     Memory.objects.filter(id=row.id).update(
         reaffirmed_by=reaffirmed_by, confidence=confidence, access_count=F("access_count") + 1
@@ -378,7 +500,6 @@ def rederive_key(
     rows: dict[str, Memory] | None = None,
     new_ids: set[str] | None = None,
     retract_event: str | None = None,
-    order_hint: int | None = None,
 ) -> bool:
     """Make the stored rows of one key match the believed writes (SPEC T2). Returns True if any row changed.
 
