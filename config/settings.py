@@ -103,7 +103,10 @@ else:
             "OPTIONS": {
                 # WAL lets readers run beside the single writer; IMMEDIATE takes the write lock at BEGIN so
                 # concurrent writers queue on the busy timeout instead of failing with "database is locked".
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+                "init_command": (
+                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+                    " PRAGMA cache_size=-65536; PRAGMA mmap_size=268435456; PRAGMA temp_store=MEMORY;"
+                ),
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 30,
             },

@@ -16,6 +16,7 @@ from ulid import ULID
 
 from memory.models import LAYERS, RETRACT_EVENTS, Agent, AuditEvent, GraphGeneration
 
+from . import rawsql
 from .types import ContentTooLarge, InvalidArgument, InvalidTime, TooManyIds
 
 MAX_CONTENT_BYTES = 64 * 1024
@@ -227,10 +228,16 @@ def lock_key(agent_id: str, subject: str, predicate: str) -> None:
 
 def ensure_agent(agent_id: str, *, bump_generation: bool) -> None:
     """Register an unknown agent (no team) and, for triple changes, bump its graph generation (SPEC T9)."""
+    # the hot path of every write: one plain statement
+
     if bump_generation:
-        if GraphGeneration.objects.filter(agent_id=agent_id).update(generation=F("generation") + 1):
+        changed = rawsql.execute(
+            "UPDATE graph_generation SET generation = generation + 1, updated_at = %s WHERE agent_id = %s",
+            [connection.ops.adapt_datetimefield_value(now()), agent_id],
+        )
+        if changed:
             return
-    elif GraphGeneration.objects.filter(agent_id=agent_id).exists():
+    elif rawsql.run("SELECT 1 FROM graph_generation WHERE agent_id = %s", [agent_id]).fetchone():
         return
     try:
         with transaction.atomic():

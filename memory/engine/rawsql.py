@@ -8,9 +8,22 @@ from typing import Any
 
 from django.db import connection, models
 
+_PLAIN = {"CharField", "TextField", "FloatField", "IntegerField", "BigIntegerField", "BooleanField"}
+
+
+def _adapter(field: models.Field) -> Any:
+    """The cheapest correct Python → database conversion for one field on this connection."""
+    kind = field.get_internal_type()
+    if kind in _PLAIN:
+        return None
+    if kind == "DateTimeField":
+        adapt = connection.ops.adapt_datetimefield_value
+        return lambda v: None if v is None else adapt(v)
+    return lambda v: field.get_db_prep_save(v, connection)
+
 
 @cache
-def _insert_sql(model: type[models.Model]) -> tuple[str, tuple[models.Field, ...]]:
+def _insert_plan(model: type[models.Model], vendor: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
     fields = tuple(
         f
         for f in model._meta.concrete_fields
@@ -19,15 +32,40 @@ def _insert_sql(model: type[models.Model]) -> tuple[str, tuple[models.Field, ...
     qn = connection.ops.quote_name
     cols = ", ".join(qn(f.column) for f in fields)
     marks = ", ".join(["%s"] * len(fields))
-    return f"INSERT INTO {qn(model._meta.db_table)} ({cols}) VALUES ({marks})", fields
+    sql = f"INSERT INTO {qn(model._meta.db_table)} ({cols}) VALUES ({marks})"
+    return sql, tuple((f.attname, _adapter(f)) for f in fields)
 
 
-def insert(obj: models.Model) -> None:
-    """INSERT one model instance (no signals, no returning of an auto id)."""
-    sql, fields = _insert_sql(type(obj))
-    params = [f.get_db_prep_save(getattr(obj, f.attname), connection) for f in fields]
-    with connection.cursor() as cur:
-        cur.execute(sql, params)
+@cache
+def _qmark(sql: str) -> str:
+    return sql.replace("%s", "?")
+
+
+def run(sql: str, params: list[Any] | tuple[Any, ...]) -> Any:
+    """Execute on the DB-API cursor directly (skipping Django's wrapper on the hot path); returns the cursor.
+
+    SQL is written with ``%s`` placeholders for both backends; no literal percent signs.
+    """
+    connection.ensure_connection()
+    raw = connection.connection
+    if connection.vendor == "sqlite":
+        return raw.execute(_qmark(sql), params)
+    cur = raw.cursor()
+    cur.execute(sql, params)
+    return cur
+
+
+def insert(model: type[models.Model], values: dict[str, Any]) -> None:
+    """INSERT one row given as attribute values; fields left out take their model default."""
+    sql, plan = _insert_plan(model, connection.vendor)
+    params = []
+    for name, adapt in plan:
+        if name in values:
+            v = values[name]
+        else:
+            v = model._meta.get_field(name).get_default()
+        params.append(v if adapt is None else adapt(v))
+    run(sql, params)
 
 
 def prep(model: type[models.Model], field: str, value: Any) -> Any:
@@ -36,3 +74,19 @@ def prep(model: type[models.Model], field: str, value: Any) -> Any:
 
 def load_json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def update(model: type[models.Model], pk: Any, **values: Any) -> int:
+    """UPDATE one row by primary key; returns the number of rows changed."""
+    qn = connection.ops.quote_name
+    meta = model._meta
+    cols = [meta.get_field(name) for name in values]
+    sets = ", ".join(f"{qn(f.column)} = %s" for f in cols)
+    params = [f.get_db_prep_save(values[f.name], connection) for f in cols]
+    return int(
+        run(f"UPDATE {qn(meta.db_table)} SET {sets} WHERE {qn(meta.pk.column)} = %s", [*params, pk]).rowcount
+    )
+
+
+def execute(sql: str, params: list[Any]) -> int:
+    return int(run(sql, params).rowcount)

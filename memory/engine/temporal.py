@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
 from django.db.models import F
 
 from memory.models import RETRACT_EVENTS, FactWrite, Memory
@@ -244,7 +243,7 @@ def write_fact(fact: FactInput, *, quarantine: bool = False) -> StoreResult:
             return _reaffirm(fact, covering, rows, start, end, t)
     mid = c.new_memory_id()
     _log_write(fact, start, end, t, mid, believed=not quarantine)
-    new_row = _new_row(fact, mid, start, end, t, quarantined=quarantine)
+    new_row = Memory(**_row_values(fact, mid, start, end, t, quarantined=quarantine))
     if quarantine:
         new_row.save(force_insert=True)
         c.ensure_agent(fact.agent_id, bump_generation=False)
@@ -278,9 +277,7 @@ def _fast_write(fact: FactInput, start: datetime, end: datetime | None, t: datet
     """
     prep_t = rawsql.prep(Memory, "valid_from", start)
     key = [fact.agent_id, fact.subject, fact.predicate]
-    with connection.cursor() as cur:
-        cur.execute(_FAST_SQL, [*key, prep_t, prep_t, *key, False, prep_t])
-        found = cur.fetchall()
+    found = rawsql.run(_FAST_SQL, [*key, prep_t, prep_t, *key, False, prep_t]).fetchall()
     max_ok = found[0][0]
     if max_ok is not None and not max_ok:
         return None  # a write starts later than this one: historical insertion
@@ -314,7 +311,8 @@ def _log_write(
     believed: bool = True,
 ) -> None:
     rawsql.insert(
-        FactWrite(
+        FactWrite,
+        dict(
             agent_id=fact.agent_id,
             subject=fact.subject,
             predicate=fact.predicate,
@@ -331,7 +329,7 @@ def _log_write(
             is_reaffirm=is_reaffirm,
             state=FactWrite.STATE_BELIEVED if believed else FactWrite.STATE_QUARANTINED,
             believed_from=t if believed else None,
-        )
+        ),
     )
 
 
@@ -354,8 +352,8 @@ def _fast_insert(
         }
         if cut:
             changes["valid_until"] = start
-        Memory.objects.filter(pk=predecessor).update(**changes)
-    rawsql.insert(_new_row(fact, mid, start, end, t, supersedes=predecessor))
+        rawsql.update(Memory, predecessor, **changes)
+    rawsql.insert(Memory, _row_values(fact, mid, start, end, t, supersedes=predecessor))
     c.ensure_agent(fact.agent_id, bump_generation=True)
     return StoreResult(mid, "stored")
 
@@ -371,14 +369,13 @@ def _fast_reaffirm(
 ) -> StoreResult:
     _log_write(fact, start, None, t, rid, is_reaffirm=True)
     reaffirmed_by, confidence = _reaffirm_entries(fact, existing, confidence, origin, start, None, t)
-    Memory.objects.filter(pk=rid).update(
-        reaffirmed_by=reaffirmed_by, confidence=confidence, access_count=F("access_count") + 1
-    )
+    rawsql.update(Memory, rid, reaffirmed_by=reaffirmed_by, confidence=confidence)
+    rawsql.execute("UPDATE memories SET access_count = access_count + 1 WHERE id = %s", [rid])
     c.ensure_agent(fact.agent_id, bump_generation=False)
     return StoreResult(rid, "reaffirmed")
 
 
-def _new_row(
+def _row_values(
     fact: FactInput,
     mid: str,
     start: datetime,
@@ -387,8 +384,8 @@ def _new_row(
     *,
     supersedes: str | None = None,
     quarantined: bool = False,
-) -> Memory:
-    return Memory(
+) -> dict[str, Any]:
+    return dict(
         id=mid,
         agent_id=fact.agent_id,
         content=fact.content,

@@ -40,9 +40,21 @@ def tokens(text: str) -> list[list[str]]:
     return out
 
 
+def _bigram_run(match: re.Match[str]) -> str:
+    return " " + " ".join(_bigrams(match.group(0))) + " "
+
+
 def document(*parts: str | None) -> str:
-    """The text handed to the FTS index for a row: words separated by spaces, CJK as bigrams."""
-    return " ".join(" ".join(unit) for part in parts if part for unit in tokens(part))
+    """The text handed to the FTS index for a row (called by the SQLite trigger on every insert).
+
+    FTS5's unicode61 tokenizer splits words and folds case itself, so plain text passes through; non-ASCII text
+    is NFKC-normalised like queries are, and CJK runs become space-separated bigrams.
+    """
+    text = " ".join(part for part in parts if part)
+    if text.isascii():
+        return text
+    text = normalise(text)
+    return CJK_RUN.sub(_bigram_run, text) if CJK_RUN.search(text) else text
 
 
 def _query_units(query: str) -> list[list[str]]:

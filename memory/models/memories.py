@@ -113,7 +113,9 @@ class FactWrite(models.Model):
     class Meta:
         db_table = "memory_fact_writes"
         indexes = [
-            models.Index(fields=["agent_id", "subject", "predicate", "state"], name="idx_fw_key_state"),
+            models.Index(
+                fields=["agent_id", "subject", "predicate", "state", "req_from"], name="idx_fw_key_state_from"
+            ),
             models.Index(fields=["agent_id", "origin"], name="idx_fw_agent_origin"),
             models.Index(fields=["memory_id"], name="idx_fw_memory"),
         ]
