@@ -49,7 +49,10 @@ def derived_trust(agent_id: str, derived_from: Iterable[str]) -> tuple[list[str]
     ids = check_ids(list(derived_from))
     if not ids:
         return [], 1.0
-    found = dict(Memory.objects.filter(agent_id=agent_id, id__in=ids).values_list("id", "origin_trust"))
+    # By primary key, owner checked here: with agent_id in the WHERE clause SQLite (without ANALYZE statistics)
+    # walks the agent's whole index instead of the primary key.
+    rows = Memory.objects.filter(id__in=ids).values_list("id", "agent_id", "origin_trust")
+    found = {mid: trust for mid, owner, trust in rows if owner == agent_id}
     return ids, min(float(found.get(i, 0.0)) for i in ids)
 
 
