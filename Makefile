@@ -58,8 +58,10 @@ bench: install
 	$(BIN)/python benchmarks/run_all.py --out var/bench/results.json $(BENCH_ARGS)
 
 lint: install
+	$(BIN)/pip install -q -e '.[test,dev]'
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) var/*.sqlite3* var/staticfiles

@@ -55,6 +55,12 @@ def run(sql: str, params: list[Any] | tuple[Any, ...]) -> Any:
     return cur
 
 
+def _field(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+    field = model._meta.get_field(name)
+    assert isinstance(field, models.Field), name
+    return field
+
+
 def insert(model: type[models.Model], values: dict[str, Any]) -> None:
     """INSERT one row given as attribute values; fields left out take their model default."""
     sql, plan = _insert_plan(model, connection.vendor)
@@ -63,13 +69,13 @@ def insert(model: type[models.Model], values: dict[str, Any]) -> None:
         if name in values:
             v = values[name]
         else:
-            v = model._meta.get_field(name).get_default()
+            v = _field(model, name).get_default()
         params.append(v if adapt is None else adapt(v))
     run(sql, params)
 
 
 def prep(model: type[models.Model], field: str, value: Any) -> Any:
-    return model._meta.get_field(field).get_db_prep_save(value, connection)
+    return _field(model, field).get_db_prep_save(value, connection)
 
 
 def load_json(value: Any) -> Any:
@@ -80,7 +86,7 @@ def update(model: type[models.Model], pk: Any, **values: Any) -> int:
     """UPDATE one row by primary key; returns the number of rows changed."""
     qn = connection.ops.quote_name
     meta = model._meta
-    cols = [meta.get_field(name) for name in values]
+    cols = [_field(model, name) for name in values]
     sets = ", ".join(f"{qn(f.column)} = %s" for f in cols)
     params = [f.get_db_prep_save(values[f.name], connection) for f in cols]
     return int(

@@ -86,7 +86,9 @@ def apply_writes(agent_id: str, writes: list[W]) -> list[datetime]:
 
 def check_invariants(agent_id: str) -> None:
     # The rows are exactly the full re-derivation of the writes, whichever write path produced them.
-    assert not rederive_key(agent_id, "x", "is", at=RECORD_BASE + timedelta(days=1)), "rows differ from derivation"
+    assert not rederive_key(agent_id, "x", "is", at=RECORD_BASE + timedelta(days=1)), (
+        "rows differ from derivation"
+    )
     rows = [
         m
         for m in Memory.objects.filter(agent_id=agent_id, subject="x", predicate="is")
