@@ -106,6 +106,8 @@ else:
                 "init_command": (
                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
                     " PRAGMA cache_size=-65536; PRAGMA mmap_size=268435456; PRAGMA temp_store=MEMORY;"
+                    # checkpoint (and fsync) every ~40 MB of WAL instead of every 4 MB: ~10% faster writes
+                    " PRAGMA wal_autocheckpoint=10000;"
                 ),
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 30,
