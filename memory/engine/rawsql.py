@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 
 _PLAIN = {"CharField", "TextField", "FloatField", "IntegerField", "BigIntegerField", "BooleanField"}
 
@@ -17,9 +18,19 @@ def _adapter(field: models.Field) -> Any:
     if kind in _PLAIN:
         return None
     if kind == "DateTimeField":
+        if connection.vendor == "sqlite":
+            return _sqlite_datetime  # what Django stores (USE_TZ): naive UTC, str(datetime)
         adapt = connection.ops.adapt_datetimefield_value
         return lambda v: None if v is None else adapt(v)
     return lambda v: field.get_db_prep_save(v, connection)
+
+
+def _sqlite_datetime(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise ValueError("naive datetime reached the database layer")
+    return str(value.astimezone(UTC).replace(tzinfo=None))
 
 
 @cache
@@ -46,9 +57,10 @@ def run(sql: str, params: list[Any] | tuple[Any, ...]) -> Any:
 
     SQL is written with ``%s`` placeholders for both backends; no literal percent signs.
     """
-    connection.ensure_connection()
-    raw = connection.connection
-    if connection.vendor == "sqlite":
+    db = connections[DEFAULT_DB_ALIAS]
+    db.ensure_connection()
+    raw = db.connection
+    if db.vendor == "sqlite":
         return raw.execute(_qmark(sql), params)
     cur = raw.cursor()
     cur.execute(sql, params)
