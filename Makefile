@@ -23,6 +23,7 @@ migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
 demo: migrate
+	$(BIN)/python manage.py setup_schedules
 	$(BIN)/python manage.py seed_demo
 
 # Serve the dashboard on SQLite with the django-q2 worker beside it; Ctrl-C stops both.
@@ -39,14 +40,14 @@ browser-deps:
 	  else echo "chromium missing: run 'sudo apt-get install chromium'" >&2; exit 1; fi; }
 
 test: install browser-deps
-	$(BIN)/python -m pytest -q -m "not slow and not postgres" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m "not slow and not postgres and not redis" $(PYTEST_ARGS)
 
 test-fast: install
-	$(BIN)/python -m pytest -q -x -m "not slow and not postgres and not browser" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -x -m "not slow and not postgres and not redis and not browser" $(PYTEST_ARGS)
 
-# PostgreSQL suite (CI): the whole suite plus the concurrency tests, against a real server.
+# Services suite (CI): the whole suite plus the concurrency tests on PostgreSQL, and Celery over Redis.
 test-pg: install browser-deps
-	DATABASE_URL=$(PG_URL) MEMDESK_REQUIRE_SERVICES=1 $(BIN)/python -m pytest -q -m "not slow or postgres" $(PYTEST_ARGS)
+	DATABASE_URL=$(PG_URL) MEMDESK_REQUIRE_SERVICES=1 $(BIN)/python -m pytest -q -m "not slow or postgres or redis" $(PYTEST_ARGS)
 
 # Scale tests that only CI runs.
 test-slow: install

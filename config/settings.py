@@ -150,7 +150,8 @@ CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the <body> hx-headers,
 X_FRAME_OPTIONS = "DENY"
 
 # --- background jobs --------------------------------------------------------------------------------------
-# MEMDESK_TASK_BACKEND = "q2" (django-q2, database broker; default) or "celery" (Redis broker).
+# MEMDESK_TASK_BACKEND = "q2" (django-q2, database broker; default), "celery" (Redis broker; run
+# `celery -A config worker -B`), or "sync" (inline, for tests and one-off commands).
 TASK_BACKEND = os.environ.get("MEMDESK_TASK_BACKEND", "q2")
 Q_CLUSTER = {
     "name": "memdesk",
@@ -161,9 +162,14 @@ Q_CLUSTER = {
     "catch_up": False,
 }
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
+CELERY_TASK_ACKS_LATE = True  # jobs are safe to run twice
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- memdesk ----------------------------------------------------------------------------------------------
 MEMDESK_CONFIG_PATH = os.environ.get("MEMDESK_CONFIG", str(BASE_DIR / "memdesk.toml"))
+# Optional: engine events (knowledge.quarantined, …) are POSTed here as JSON, retried by the sweep job.
+MEMDESK_WEBHOOK_URL = os.environ.get("MEMDESK_WEBHOOK_URL", "")
 
 # --- MCP (SPEC A) -----------------------------------------------------------------------------------------
 # memory_store calls allowed per agent per UTC day (SPEC A3); past it the tool answers ``rate_limited``.

@@ -38,7 +38,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -279,7 +279,7 @@ def _store(
 @write_transaction  # one transaction (retried on SQLite lock contention): a refused call writes nothing
 def _store_counted(p: engine.Principal, limit: int, **kwargs: Any) -> dict[str, Any]:
     engine.consume_quota(agent_id=p.agent_id, kind="memory_store", limit=limit)
-    return engine.store(agent_id=p.agent_id, origin=p.origin, actor=p.actor, **kwargs).to_dict()
+    return engine.store(agent_id=p.agent_id, origin=p.origin, actor=p.actor, protect=True, **kwargs).to_dict()
 
 
 @server.tool(annotations=WRITES)
@@ -303,7 +303,9 @@ async def memory_store(
 def _store_fact(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
     kwargs["derived_from"] = kwargs["derived_from"] or ()
     kwargs["source_event"] = kwargs["source_event"] or ""
-    result = engine.store_temporal(agent_id=p.agent_id, origin=p.origin, actor=p.actor, **kwargs)
+    result = engine.store_temporal(
+        agent_id=p.agent_id, origin=p.origin, actor=p.actor, protect=True, **kwargs
+    )
     return result.to_dict()
 
 
@@ -347,6 +349,41 @@ async def memory_store_fact(
         source_event=source_event,
         session_id=session_id,
     )
+
+
+class DistilledFact(BaseModel):
+    """One fact distilled from a conversation (SPEC P9)."""
+
+    model_config = ConfigDict(extra="forbid")
+    content: Annotated[str, Field(description="The fact in words (at most 600 characters)")]
+    subject: Subject
+    predicate: Predicate
+    object: Annotated[str | None, Field(description="The value")] = None
+
+
+def _distill(p: engine.Principal, *, facts: list[DistilledFact], session_id: str | None) -> dict[str, Any]:
+    results = engine.store_facts_protected(
+        agent_id=p.agent_id,
+        facts=[f.model_dump() for f in facts],
+        origin=p.origin,
+        session_id=session_id,
+        actor=p.actor,
+    )
+    return {"results": [r.to_dict() for r in results]}
+
+
+@server.tool(annotations=WRITES)
+async def memory_distill(
+    ctx: Context,
+    facts: Annotated[list[DistilledFact], Field(description="Up to 20 facts from one conversation")],
+    session_id: str | None = None,
+) -> CallToolResult:
+    """Store facts distilled from a conversation, protected: each is checked for prompt injection (dropped),
+    de-duplicated against what is already believed (reaffirmed), and counted by the burst guard (a burst of
+    facts about one subject waits for a human: quarantined). Needs memory:write.
+    Returns {results: [{id, outcome, reason?}]} in the order given; outcome is stored | reaffirmed |
+    quarantined | dropped."""
+    return await _invoke(ctx, WRITE, _distill, facts=facts, session_id=session_id)
 
 
 def _search(

@@ -19,6 +19,9 @@ def pytest_collection_modifyitems(config, items):  # noqa: ANN001
     """Tests marked ``postgres`` need a PostgreSQL DATABASE_URL; without it they fail loudly (never skip).
     Tests marked ``sqlite_only`` exercise a SQLite-only code path: on PostgreSQL they are deselected (reported
     as such), not skipped."""
+    for item in items:
+        if item.get_closest_marker("redis"):
+            item.add_marker(pytest.mark.usefixtures("_require_redis"))
     url = os.environ.get("DATABASE_URL", "")
     if url.startswith(("postgres://", "postgresql://")):
         dropped = [item for item in items if item.get_closest_marker("sqlite_only")]
@@ -29,6 +32,16 @@ def pytest_collection_modifyitems(config, items):  # noqa: ANN001
     for item in items:
         if item.get_closest_marker("postgres"):
             item.add_marker(pytest.mark.usefixtures("_require_postgres"))
+
+
+@pytest.fixture
+def _require_redis():
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", 6379), timeout=2).close()
+    except OSError:
+        pytest.fail("this test needs Redis at 127.0.0.1:6379 (CI starts it)", pytrace=False)
 
 
 @pytest.fixture

@@ -2,6 +2,15 @@
 
 from .common import graph_generation
 from .feedback import FeedbackResult, feedback_record, new_query_id
+from .guard import (
+    AlreadyDecided,
+    approval_preview,
+    quarantine_approve,
+    quarantine_expire,
+    quarantine_reject,
+    store_facts_protected,
+)
+from .guard import sweep as quarantine_sweep
 from .importer import InvalidImportFile, LegacyImportResult, import_legacy
 from .purge import expire_by_subject, invalidate_by_origin
 from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_context, render_block
@@ -34,6 +43,13 @@ from .types import (
 )
 
 __all__ = [
+    "AlreadyDecided",
+    "approval_preview",
+    "quarantine_approve",
+    "quarantine_expire",
+    "quarantine_reject",
+    "quarantine_sweep",
+    "store_facts_protected",
     "InvalidImportFile",
     "LegacyImportResult",
     "import_legacy",

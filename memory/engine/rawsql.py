@@ -73,8 +73,9 @@ def _field(model: type[models.Model], name: str) -> models.Field[Any, Any]:
     return field
 
 
-def insert(model: type[models.Model], values: dict[str, Any]) -> None:
-    """INSERT one row given as attribute values; fields left out take their model default."""
+def insert(model: type[models.Model], values: dict[str, Any], *, returning_id: bool = False) -> Any:
+    """INSERT one row given as attribute values; fields left out take their model default. With
+    ``returning_id``, returns the new auto id."""
     sql, plan = _insert_plan(model, connection.vendor)
     params = []
     for name, adapt in plan:
@@ -83,7 +84,12 @@ def insert(model: type[models.Model], values: dict[str, Any]) -> None:
         else:
             v = _field(model, name).get_default()
         params.append(v if adapt is None else adapt(v))
-    run(sql, params)
+    if not returning_id:
+        run(sql, params)
+        return None
+    if connection.vendor == "sqlite":
+        return run(sql, params).lastrowid
+    return run(sql + f" RETURNING {connection.ops.quote_name(model._meta.pk.column)}", params).fetchone()[0]
 
 
 def prep(model: type[models.Model], field: str, value: Any) -> Any:

@@ -46,6 +46,7 @@ def store(
     origin_trust: float | None = None,
     metadata: dict[str, Any] | None = None,
     valid_until: datetime | str | None = None,
+    protect: bool = False,
     actor: str = "system",
 ) -> StoreResult:
     """A plain timestamped memory (no subject/predicate, so no supersession). ``valid_until`` (optional, in
@@ -58,10 +59,24 @@ def store(
     source_event = c.check_source_event(source_event)
     session_id = c.check_session(session_id)
     origin = check_origin(origin)
-    c.check_actor(actor)
+    actor = c.check_actor(actor)
     if metadata is not None and not isinstance(metadata, dict):
         raise InvalidArgument("metadata must be an object", field="metadata")
     trust, _ = effective_trust(agent_id=agent_id, origin=origin, requested=origin_trust)
+    if protect:  # agent-facing: the injection scan may drop it (SPEC P4)
+        from .guard import scan_or_drop
+
+        dropped = scan_or_drop(
+            agent_id=agent_id,
+            actor=actor,
+            content=content,
+            subject=None,
+            predicate=None,
+            obj=None,
+            origin=origin,
+        )
+        if dropped is not None:
+            return dropped
     t = c.now()
     until = c.parse_time(valid_until, field="valid_until")
     if until is not None and until <= t:
@@ -195,10 +210,14 @@ def store_temporal(
     layer: str = "semantic",
     importance: float = 5.0,
     tags: Any = (),
+    protect: bool = False,
     actor: str = "system",
 ) -> StoreResult:
-    """Write a fact: supersede, insert a historical segment, or reaffirm (SPEC T1–T5)."""
-    c.check_actor(actor)
+    """Write a fact: supersede, insert a historical segment, or reaffirm (SPEC T1–T5).
+
+    ``protect`` (agent-facing writes): the injection scan may drop it and the burst guard may quarantine it
+    (SPEC P4, P5)."""
+    actor = c.check_actor(actor)
     fact = check_fact(
         agent_id=agent_id,
         content=content,
@@ -218,14 +237,37 @@ def store_temporal(
         importance=importance,
         tags=tags,
     )
-    return write_fact(fact)
+    if protect:
+        from .guard import scan_or_drop
+
+        dropped = scan_or_drop(
+            agent_id=fact.agent_id,
+            actor=actor,
+            content=fact.content,
+            subject=fact.subject,
+            predicate=fact.predicate,
+            obj=fact.object,
+            origin=fact.origin,
+        )
+        if dropped is not None:
+            return dropped
+    return write_fact(fact, guard=protect)
 
 
 @c.write_transaction
-def write_fact(fact: FactInput, *, quarantine: bool = False) -> StoreResult:
-    """Apply one validated fact under the key lock. ``quarantine`` stores it inert (SPEC P7)."""
+def write_fact(fact: FactInput, *, quarantine: bool = False, guard: bool = False) -> StoreResult:
+    """Apply one validated fact under the key lock. ``quarantine`` stores it inert (SPEC P7); ``guard`` counts
+    it in the burst guard first (SPEC P5), which may quarantine it and the rest of its burst."""
+    if guard:
+        from .guard import guarded_write  # the guard builds on this module
+
+        return guarded_write(fact)
+    return _write_fact(fact, quarantine=quarantine)
+
+
+def _write_fact(fact: FactInput, *, quarantine: bool = False, t: datetime | None = None) -> StoreResult:
     c.lock_key(fact.agent_id, fact.subject, fact.predicate)
-    t = c.now()
+    t = t or c.now()
     start = fact.valid_from or t
     end = fact.valid_until
     if end is not None and end <= start:
@@ -242,16 +284,16 @@ def write_fact(fact: FactInput, *, quarantine: bool = False) -> StoreResult:
         if covering is not None and _same_value(covering, fact):
             return _reaffirm(fact, covering, rows, start, end, t)
     mid = c.new_memory_id()
-    _log_write(fact, start, end, t, mid, believed=not quarantine)
+    wid = _log_write(fact, start, end, t, mid, believed=not quarantine)
     new_row = Memory(**_row_values(fact, mid, start, end, t, quarantined=quarantine))
     if quarantine:
         new_row.save(force_insert=True)
         c.ensure_agent(fact.agent_id, bump_generation=False)
-        return StoreResult(mid, "quarantined", reason=None)
+        return StoreResult(mid, "quarantined", write_id=wid)
     rows[mid] = new_row
     rederive_key(fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows, new_ids={mid})
     c.ensure_agent(fact.agent_id, bump_generation=True)
-    return StoreResult(mid, "stored")
+    return StoreResult(mid, "stored", write_id=wid)
 
 
 _RETRACT_SQL = "(" + ", ".join(f"'{e}'" for e in RETRACT_EVENTS) + ")"
@@ -309,27 +351,30 @@ def _log_write(
     *,
     is_reaffirm: bool = False,
     believed: bool = True,
-) -> None:
-    rawsql.insert(
-        FactWrite,
-        dict(
-            agent_id=fact.agent_id,
-            subject=fact.subject,
-            predicate=fact.predicate,
-            object=fact.object,
-            content=fact.content,
-            req_from=start,
-            req_until=end,
-            ingested_at=t,
-            origin=fact.origin,
-            origin_trust=fact.origin_trust,
-            source_event=fact.source_event,
-            session_id=fact.session_id,
-            memory_id=memory_id,
-            is_reaffirm=is_reaffirm,
-            state=FactWrite.STATE_BELIEVED if believed else FactWrite.STATE_QUARANTINED,
-            believed_from=t if believed else None,
-        ),
+) -> int:
+    return int(
+        rawsql.insert(
+            FactWrite,
+            dict(
+                agent_id=fact.agent_id,
+                subject=fact.subject,
+                predicate=fact.predicate,
+                object=fact.object,
+                content=fact.content,
+                req_from=start,
+                req_until=end,
+                ingested_at=t,
+                origin=fact.origin,
+                origin_trust=fact.origin_trust,
+                source_event=fact.source_event,
+                session_id=fact.session_id,
+                memory_id=memory_id,
+                is_reaffirm=is_reaffirm,
+                state=FactWrite.STATE_BELIEVED if believed else FactWrite.STATE_QUARANTINED,
+                believed_from=t if believed else None,
+            ),
+            returning_id=True,
+        )
     )
 
 
@@ -343,7 +388,7 @@ def _fast_insert(
     cut: bool = False,
 ) -> StoreResult:
     mid = c.new_memory_id()
-    _log_write(fact, start, end, t, mid)
+    wid = _log_write(fact, start, end, t, mid)
     if predecessor is not None:
         changes: dict[str, Any] = {
             "superseded_by": mid,
@@ -355,7 +400,7 @@ def _fast_insert(
         rawsql.update(Memory, predecessor, **changes)
     rawsql.insert(Memory, _row_values(fact, mid, start, end, t, supersedes=predecessor))
     c.ensure_agent(fact.agent_id, bump_generation=True)
-    return StoreResult(mid, "stored")
+    return StoreResult(mid, "stored", write_id=wid)
 
 
 def _fast_reaffirm(
@@ -367,12 +412,12 @@ def _fast_reaffirm(
     confidence: float,
     origin: str,
 ) -> StoreResult:
-    _log_write(fact, start, None, t, rid, is_reaffirm=True)
+    wid = _log_write(fact, start, None, t, rid, is_reaffirm=True)
     reaffirmed_by, confidence = _reaffirm_entries(fact, existing, confidence, origin, start, None, t)
     rawsql.update(Memory, rid, reaffirmed_by=reaffirmed_by, confidence=confidence)
     rawsql.execute("UPDATE memories SET access_count = access_count + 1 WHERE id = %s", [rid])
     c.ensure_agent(fact.agent_id, bump_generation=False)
-    return StoreResult(rid, "reaffirmed")
+    return StoreResult(rid, "reaffirmed", write_id=wid)
 
 
 def _row_values(
@@ -467,7 +512,7 @@ def _reaffirm(
     fact: FactInput, row: Memory, rows: dict[str, Memory], start: datetime, end: datetime | None, t: datetime
 ) -> StoreResult:
     primary = row.metadata.get(CONTINUATION_KEY) or row.id
-    _log_write(fact, start, end, t, primary, is_reaffirm=True)
+    wid = _log_write(fact, start, end, t, primary, is_reaffirm=True)
     reaffirmed_by, confidence = _reaffirm_entries(
         fact, row.reaffirmed_by or [], row.confidence, row.origin, start, end, t
     )
@@ -478,7 +523,7 @@ def _reaffirm(
     row.reaffirmed_by, row.confidence, row.access_count = reaffirmed_by, confidence, row.access_count + 1
     changed = rederive_key(fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows)
     c.ensure_agent(fact.agent_id, bump_generation=changed)
-    return StoreResult(row.id, "reaffirmed")
+    return StoreResult(row.id, "reaffirmed", write_id=wid)
 
 
 # --- re-derivation ----------------------------------------------------------------------------------------

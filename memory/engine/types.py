@@ -75,6 +75,7 @@ class StoreResult:
     id: str | None
     outcome: str  # stored | reaffirmed | quarantined | dropped
     reason: str | None = None
+    write_id: int | None = field(default=None, repr=False, compare=False)  # the write-log entry, if any
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "outcome": self.outcome}

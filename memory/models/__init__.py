@@ -3,6 +3,7 @@
 from .accounts import Agent, AgentToken, DailyCounter, Membership, Role, Team
 from .audit import AuditEvent
 from .feedback import VERDICTS, Feedback
+from .guard import ApprovalRequest, GuardCounter, OutboundEvent
 from .memories import (
     LAYERS,
     RETRACT_EVENTS,
@@ -13,6 +14,9 @@ from .memories import (
 from .reflexion import CATEGORIES, Mistake
 
 __all__ = [
+    "ApprovalRequest",
+    "GuardCounter",
+    "OutboundEvent",
     "CATEGORIES",
     "DailyCounter",
     "Feedback",

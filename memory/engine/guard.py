@@ -1,0 +1,678 @@
+"""Poisoning defence (SPEC P4–P9): injection scan on protected writes, the burst guard, quarantine, approvals.
+
+A *burst* is ``max_per_subject`` or more writes from one origin about one subject inside ``window_secs``
+(``memdesk.toml`` ``[knowledge_guard]``). The write that trips the guard, every earlier write of the window and
+every later one until the window drains are quarantined together: their rows become inert, the timelines they
+had changed are re-derived (so reads return what they returned before the burst), and one approval request per
+(agent, origin, subject) waits for a reviewer. Approve applies the writes as if written then; reject (or the TTL
+running out) retracts them and crushes their trust.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+
+from memory.config import guard_settings
+from memory.models import RETRACT_EVENTS, ApprovalRequest, FactWrite, GuardCounter, Memory, OutboundEvent
+
+from . import common as c
+from .temporal import FactInput, _write_fact, check_fact, rederive_key
+from .types import EngineError, InvalidArgument, NotFound, StoreResult
+
+log = logging.getLogger("memdesk.guard")
+
+APPROVAL_TTL_SECS = 86_400
+REMIND_FRACTION = 2 / 3
+MAX_PROTECTED_FACTS = 20
+MAX_PROTECTED_CONTENT = 600
+MAX_PROTECTED_PART = 120
+PROTECTED_CONFIDENCE = 0.6
+REJECT_TRUST = 0.1
+WEBHOOK_MAX_ATTEMPTS = 5
+REJECT_REASONS = ("wrong", "duplicate", "outdated", "poisoning", "out_of_scope", "ttl_expired", "other")
+
+
+class AlreadyDecided(EngineError):
+    code = "already_decided"
+
+
+# --- injection scan ---------------------------------------------------------------------------------------
+
+
+def scan_or_drop(
+    *,
+    agent_id: str,
+    actor: str,
+    content: str,
+    subject: str | None,
+    predicate: str | None,
+    obj: str | None,
+    origin: str,
+) -> StoreResult | None:
+    """Run the shared rule engine; a blocked write is dropped (never stored) and audited (SPEC P4)."""
+    from .injection import scan_fact
+
+    result = scan_fact(content, subject or "", predicate or "", obj or "")
+    if not result.blocked:
+        return None
+    c.audit(
+        agent_id=agent_id,
+        actor=actor,
+        action="prompt_injection",
+        subject=subject,
+        reason="dropped: " + ", ".join(result.rules),
+        rules=list(result.rules),
+        score=result.score,
+        origin=origin,
+        snippet=content[:200],
+    )
+    return StoreResult(None, "dropped", reason="prompt_injection: " + ", ".join(result.rules))
+
+
+# --- burst guard ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class GuardDecision:
+    quarantine: bool
+    reason: str = ""
+    earlier_write_ids: list[int] = field(default_factory=list)
+    counter_id: int | None = None
+    hits: list[list[Any]] = field(default_factory=list)
+
+
+def _us(t: datetime) -> int:
+    return int(t.timestamp() * 1_000_000)
+
+
+def _lock_counter(agent_id: str, origin: str, subject: str, t: datetime) -> GuardCounter:
+    GuardCounter.objects.get_or_create(
+        agent_id=agent_id, origin=origin, subject=subject, defaults={"updated_at": t}
+    )
+    qs = GuardCounter.objects.filter(agent_id=agent_id, origin=origin, subject=subject)
+    if connection.vendor == "postgresql":
+        qs = qs.select_for_update()  # parallel writers of one (agent, origin, subject) count one at a time
+    return qs.get()
+
+
+def check_burst(*, agent_id: str, origin: str, subject: str, n: int, t: datetime) -> GuardDecision:
+    """Count ``n`` new writes; quarantine if the window then holds ``max_per_subject`` or more (fail closed)."""
+    cfg = guard_settings()
+    if not cfg.enabled:
+        return GuardDecision(False)
+    try:
+        with transaction.atomic():  # a savepoint: a failure to read or lock the counter quarantines
+            counter = _lock_counter(agent_id, origin, subject, t)
+            cutoff = _us(t) - cfg.window_secs * 1_000_000
+            hits = [h for h in (counter.hits or []) if isinstance(h, list) and len(h) == 2 and h[0] > cutoff]
+    except DatabaseError as exc:
+        log.warning("burst guard unavailable for %s/%s/%s: %s; quarantining", agent_id, origin, subject, exc)
+        return GuardDecision(True, "guard_unavailable")
+    if len(hits) + n < cfg.max_per_subject:
+        return GuardDecision(False, counter_id=counter.id, hits=hits)
+    reason = (
+        f"burst: {len(hits) + n} facts about {subject!r} from {origin} within {cfg.window_secs} s "
+        f"(limit {cfg.max_per_subject})"
+    )
+    return GuardDecision(True, reason, [int(h[1]) for h in hits], counter.id, hits)
+
+
+def _record_hits(decision: GuardDecision, t: datetime, write_ids: list[int]) -> None:
+    if decision.counter_id is None:
+        return
+    hits = decision.hits + [[_us(t), wid] for wid in write_ids]
+    GuardCounter.objects.filter(id=decision.counter_id).update(hits=hits, updated_at=t)
+
+
+def _quarantine_earlier(agent_id: str, write_ids: list[int], t: datetime) -> list[FactWrite]:
+    """Pull still-believed earlier writes of a burst back into quarantine and re-derive their keys."""
+    writes = list(
+        FactWrite.objects.filter(agent_id=agent_id, id__in=write_ids, state=FactWrite.STATE_BELIEVED)
+    )
+    if not writes:
+        return []
+    keys = sorted({(w.subject, w.predicate) for w in writes})
+    for subject, predicate in keys:
+        c.lock_key(agent_id, subject, predicate)
+    FactWrite.objects.filter(id__in=[w.id for w in writes]).update(
+        state=FactWrite.STATE_QUARANTINED, believed_until=t
+    )
+    for subject, predicate in keys:
+        rederive_key(agent_id, subject, predicate, at=t)
+    c.bump_generation(agent_id)
+    return writes
+
+
+def _quarantine_batch(
+    *,
+    agent_id: str,
+    origin: str,
+    subject: str,
+    decision: GuardDecision,
+    results: list[StoreResult],
+    t: datetime,
+) -> ApprovalRequest:
+    earlier = _quarantine_earlier(agent_id, decision.earlier_write_ids, t)
+    memory_ids = [w.memory_id for w in earlier if not w.is_reaffirm] + [r.id for r in results if r.id]
+    write_ids = [w.id for w in earlier] + [r.write_id for r in results if r.write_id]
+    snippets = [w.content for w in earlier] + [
+        m.content for m in Memory.objects.filter(id__in=[r.id for r in results if r.id])
+    ]
+    return _open_request(
+        agent_id=agent_id,
+        origin=origin,
+        subject=subject,
+        memory_ids=memory_ids,
+        write_ids=[w for w in write_ids if w is not None],
+        snippet=(snippets[0] if snippets else "")[:200],
+        reason=decision.reason,
+        t=t,
+    )
+
+
+def guarded_write(fact: FactInput) -> StoreResult:
+    """``write_fact(fact, guard=True)``: count the write, then store it normally or quarantine its burst."""
+    t = c.now()
+    decision = check_burst(agent_id=fact.agent_id, origin=fact.origin, subject=fact.subject, n=1, t=t)
+    result = _write_fact(fact, quarantine=decision.quarantine, t=t)
+    _record_hits(decision, t, [result.write_id] if result.write_id else [])
+    if not decision.quarantine:
+        return result
+    request = _quarantine_batch(
+        agent_id=fact.agent_id,
+        origin=fact.origin,
+        subject=fact.subject,
+        decision=decision,
+        results=[result],
+        t=t,
+    )
+    return StoreResult(
+        result.id, "quarantined", reason=f"approval {request.id}: {decision.reason}", write_id=result.write_id
+    )
+
+
+# --- protected writes (SPEC P9) ---------------------------------------------------------------------------
+
+
+def _protected_fact(agent_id: str, raw: Any, origin: str, session_id: str | None) -> FactInput | StoreResult:
+    if not isinstance(raw, dict):
+        return StoreResult(None, "dropped", reason="invalid_argument: each fact must be an object")
+    content, subject, predicate = raw.get("content"), raw.get("subject"), raw.get("predicate")
+    obj = raw.get("object")
+    if isinstance(content, str) and len(content) > MAX_PROTECTED_CONTENT:
+        return StoreResult(
+            None, "dropped", reason=f"content_too_large: over {MAX_PROTECTED_CONTENT} characters"
+        )
+    for name, part in (("subject", subject), ("predicate", predicate), ("object", obj)):
+        if isinstance(part, str) and len(part.strip()) > MAX_PROTECTED_PART:
+            return StoreResult(
+                None, "dropped", reason=f"invalid_argument: {name} over {MAX_PROTECTED_PART} characters"
+            )
+    try:
+        return check_fact(
+            agent_id=agent_id,
+            content=content,
+            subject=subject,
+            predicate=predicate,
+            object=obj,
+            valid_from=raw.get("valid_from"),
+            confidence=raw.get("confidence", PROTECTED_CONFIDENCE),
+            origin=origin,
+            session_id=session_id,
+            layer="semantic",
+            importance=5.0,
+        )
+    except EngineError as exc:
+        return StoreResult(None, "dropped", reason=f"{exc.code}: {exc.message}")
+
+
+def _is_current(fact: FactInput) -> bool:
+    at = fact.valid_from or c.now()
+    row = (
+        Memory.objects.filter(agent_id=fact.agent_id, subject=fact.subject, predicate=fact.predicate)
+        .filter(c.current_q(at))
+        .only("object", "content")
+        .first()
+    )
+    return (
+        row is not None
+        and (row.object or None) == (fact.object or None)
+        and row.content.strip() == fact.content.strip()
+    )
+
+
+@c.write_transaction
+def store_facts_protected(
+    *, agent_id: str, facts: Any, origin: str, session_id: str | None = None, actor: str = "system"
+) -> list[StoreResult]:
+    """Distilled facts: capped, de-duplicated, scanned, guarded once per subject, then stored (SPEC P9)."""
+    agent_id = c.check_agent_id(agent_id)
+    actor = c.check_actor(actor)
+    if isinstance(facts, dict | str) or not isinstance(facts, list | tuple):
+        raise InvalidArgument("facts must be a list of fact objects", field="facts")
+    if not facts:
+        raise InvalidArgument("facts must not be empty", field="facts")
+    if len(facts) > MAX_PROTECTED_FACTS:
+        raise InvalidArgument(
+            f"at most {MAX_PROTECTED_FACTS} facts per call; got {len(facts)}", field="facts"
+        )
+    session_id = c.check_session(session_id)
+    results: list[StoreResult | None] = [None] * len(facts)
+    accepted: dict[str, list[tuple[int, FactInput]]] = {}
+    seen: set[tuple[str, str, str | None, str]] = set()
+    for i, raw in enumerate(facts):
+        parsed = _protected_fact(agent_id, raw, origin, session_id)
+        if isinstance(parsed, StoreResult):
+            results[i] = parsed
+            continue
+        dedup = (parsed.subject, parsed.predicate, parsed.object, parsed.content.strip())
+        if dedup in seen:
+            results[i] = StoreResult(None, "dropped", reason="duplicate: repeated in this call")
+            continue
+        seen.add(dedup)
+        if _is_current(parsed):  # already believed as is: a reaffirmation, not news for the burst guard
+            results[i] = _write_fact(parsed)
+            continue
+        dropped = scan_or_drop(
+            agent_id=agent_id,
+            actor=actor,
+            content=parsed.content,
+            subject=parsed.subject,
+            predicate=parsed.predicate,
+            obj=parsed.object,
+            origin=parsed.origin,
+        )
+        if dropped is not None:
+            results[i] = dropped
+            continue
+        accepted.setdefault(parsed.subject, []).append((i, parsed))
+    t = c.now()
+    for subject in sorted(accepted):
+        group = accepted[subject]
+        decision = check_burst(agent_id=agent_id, origin=origin, subject=subject, n=len(group), t=t)
+        written = [(i, _write_fact(fact, quarantine=decision.quarantine, t=t)) for i, fact in group]
+        _record_hits(decision, t, [r.write_id for _, r in written if r.write_id])
+        if decision.quarantine:
+            request = _quarantine_batch(
+                agent_id=agent_id,
+                origin=origin,
+                subject=subject,
+                decision=decision,
+                results=[r for _, r in written],
+                t=t,
+            )
+            written = [
+                (
+                    i,
+                    StoreResult(
+                        r.id,
+                        "quarantined",
+                        reason=f"approval {request.id}: {decision.reason}",
+                        write_id=r.write_id,
+                    ),
+                )
+                for i, r in written
+            ]
+        for i, r in written:
+            results[i] = r
+    return [r if r is not None else StoreResult(None, "dropped", reason="internal") for r in results]
+
+
+# --- approvals (SPEC P8) ----------------------------------------------------------------------------------
+
+
+def _open_request(
+    *,
+    agent_id: str,
+    origin: str,
+    subject: str,
+    memory_ids: list[str],
+    write_ids: list[int],
+    snippet: str,
+    reason: str,
+    t: datetime,
+) -> ApprovalRequest:
+    pending = (
+        ApprovalRequest.objects.filter(
+            agent_id=agent_id,
+            action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE,
+            origin=origin,
+            subject=subject,
+            status=ApprovalRequest.PENDING,
+        )
+        .order_by("id")
+        .first()
+    )
+    if pending is not None:  # the burst goes on: later writes join the open batch
+        payload = dict(pending.payload)
+        payload["ids"] = list(dict.fromkeys([*payload.get("ids", []), *memory_ids]))
+        payload["write_ids"] = sorted(set(payload.get("write_ids", [])) | set(write_ids))
+        payload["reason"] = reason or payload.get("reason", "")
+        ApprovalRequest.objects.filter(id=pending.id).update(payload=payload)
+        pending.payload = payload
+        return pending
+    ttl = timedelta(seconds=APPROVAL_TTL_SECS)
+    request = ApprovalRequest.objects.create(
+        agent_id=agent_id,
+        action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE,
+        origin=origin,
+        subject=subject,
+        payload={
+            "origin": origin,
+            "subject": subject,
+            "ids": list(dict.fromkeys(memory_ids)),
+            "write_ids": sorted(set(write_ids)),
+            "snippet": snippet,
+            "reason": reason,
+        },
+        created_at=t,
+        expires_at=t + ttl,
+        remind_at=t + ttl * REMIND_FRACTION,
+    )
+    c.audit(
+        agent_id=agent_id,
+        actor="system:guard",
+        action="knowledge_quarantined",
+        subject=subject,
+        reason=reason,
+        at=t,
+        request_id=request.id,
+        origin=origin,
+        ids=request.payload["ids"],
+    )
+    _emit("knowledge.quarantined", agent_id, {"request_id": request.id, **request.payload})
+    return request
+
+
+def _claim(request_id: Any, status: str, actor: str, reason: str, t: datetime) -> ApprovalRequest:
+    """Move a pending request to ``status``: the conditional UPDATE lets exactly one decision win."""
+    try:
+        rid = int(request_id)
+    except (TypeError, ValueError):
+        raise NotFound("no such approval request", field="request_id") from None
+    pending = ApprovalRequest.objects.filter(id=rid, status=ApprovalRequest.PENDING)
+    # people decide before the TTL runs out; the system decides after it
+    pending = (
+        pending.filter(expires_at__lte=t)
+        if status == ApprovalRequest.EXPIRED
+        else pending.filter(expires_at__gt=t)
+    )
+    won = pending.update(status=status, decided_at=t, decided_by=actor, decision_reason=reason)
+    request = ApprovalRequest.objects.filter(id=rid).first()
+    if request is None:
+        raise NotFound("no such approval request", field="request_id")
+    if not won and request.status == ApprovalRequest.PENDING:
+        raise AlreadyDecided(
+            "this request's time ran out; it is being rejected automatically (ttl_expired)"
+            if status != ApprovalRequest.EXPIRED
+            else "this request has not expired yet",
+            field="request_id",
+        )
+    if not won:
+        raise AlreadyDecided(
+            f"this request was already decided ({request.status} by {request.decided_by})", field="request_id"
+        )
+    return request
+
+
+def _check_reason(reason: Any) -> str:
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidArgument("a reason is required", field="reason")
+    if len(reason) > 2000:
+        raise InvalidArgument("the reason is longer than 2000 characters", field="reason")
+    return reason.strip()
+
+
+def _request_writes(request: ApprovalRequest) -> list[FactWrite]:
+    ids = [int(i) for i in request.payload.get("write_ids", [])]
+    return list(
+        FactWrite.objects.filter(agent_id=request.agent_id, id__in=ids, state=FactWrite.STATE_QUARANTINED)
+    )
+
+
+def _apply_verdict(request: ApprovalRequest, *, approve: bool, t: datetime, event: str) -> dict[str, int]:
+    writes = _request_writes(request)
+    keys = sorted({(w.subject, w.predicate) for w in writes})
+    for subject, predicate in keys:
+        c.lock_key(request.agent_id, subject, predicate)
+    ids = [w.id for w in writes]
+    if approve:
+        FactWrite.objects.filter(id__in=ids).update(
+            state=FactWrite.STATE_BELIEVED, believed_from=t, believed_until=None
+        )
+    else:
+        FactWrite.objects.filter(id__in=ids).update(
+            state=FactWrite.STATE_RETRACTED, origin_trust=REJECT_TRUST
+        )
+    for subject, predicate in keys:
+        rederive_key(request.agent_id, subject, predicate, at=t, retract_event=event or None)
+    rows = [w.memory_id for w in writes if not w.is_reaffirm]
+    if not approve and rows:
+        Memory.objects.filter(id__in=rows).update(origin_trust=REJECT_TRUST)
+    if keys:
+        c.bump_generation(request.agent_id)
+    return {"writes": len(ids), "rows": len(rows)}
+
+
+def _decide(
+    request_id: Any, *, status: str, actor: str, reason: str, approve: bool, event: str
+) -> ApprovalRequest:
+    actor = c.check_actor(actor)
+    t = c.now()
+    request = _claim(request_id, status, actor, reason, t)
+    counts = _apply_verdict(request, approve=approve, t=t, event=event)
+    c.audit(
+        agent_id=request.agent_id,
+        actor=actor,
+        action=f"quarantine_{status}",
+        subject=request.subject,
+        reason=reason,
+        at=t,
+        request_id=request.id,
+        origin=request.origin,
+        ids=request.payload.get("ids", []),
+        **counts,
+    )
+    _emit(
+        "knowledge.decided",
+        request.agent_id,
+        {"request_id": request.id, "status": status, "actor": actor, "reason": reason},
+    )
+    return request
+
+
+@c.write_transaction
+def quarantine_approve(request_id: Any, actor: str, reason: str) -> ApprovalRequest:
+    """Release the batch: its writes are applied through the timeline rules as if written then."""
+    return _decide(
+        request_id,
+        status=ApprovalRequest.APPROVED,
+        actor=actor,
+        reason=_check_reason(reason),
+        approve=True,
+        event="",
+    )
+
+
+@c.write_transaction
+def quarantine_reject(request_id: Any, actor: str, reason: str) -> ApprovalRequest:
+    """Retract the batch (``quarantine_reject``) and crush its trust to at most 0.1."""
+    return _decide(
+        request_id,
+        status=ApprovalRequest.DENIED,
+        actor=actor,
+        reason=_check_reason(reason),
+        approve=False,
+        event="quarantine_reject",
+    )
+
+
+@c.write_transaction
+def quarantine_expire(request_id: Any, actor: str = "system:ttl") -> ApprovalRequest:
+    """TTL ran out: reject, decided by the system (fail closed)."""
+    return _decide(
+        request_id,
+        status=ApprovalRequest.EXPIRED,
+        actor=actor,
+        reason="ttl_expired",
+        approve=False,
+        event="quarantine_reject",
+    )
+
+
+def sweep(*, actor: str = "system:ttl") -> dict[str, int]:
+    """Expire due requests and send due reminders; safe to run any number of times, from any process."""
+    t = c.now()
+    expired = 0
+    for rid in ApprovalRequest.objects.filter(status=ApprovalRequest.PENDING, expires_at__lte=t).values_list(
+        "id", flat=True
+    ):
+        try:
+            quarantine_expire(rid, actor=actor)
+            expired += 1
+        except AlreadyDecided:
+            continue
+    redelivered = 0
+    if getattr(settings, "MEMDESK_WEBHOOK_URL", ""):
+        retry = OutboundEvent.objects.filter(
+            delivered_at__isnull=True, attempts__gte=1, attempts__lt=WEBHOOK_MAX_ATTEMPTS
+        ).values_list("id", flat=True)
+        for eid in list(retry[:100]):
+            try:
+                redelivered += deliver_event(event_id=eid)
+            except RuntimeError as exc:
+                log.warning("%s", exc)
+    reminded = 0
+    due = ApprovalRequest.objects.filter(
+        status=ApprovalRequest.PENDING, remind_at__lte=t, reminded_at__isnull=True
+    ).values_list("id", flat=True)
+    for rid in due:
+        reminded += _remind(rid, t)
+    return {"expired": expired, "reminded": reminded}
+
+
+@c.write_transaction
+def _remind(request_id: int, t: datetime) -> int:
+    if not ApprovalRequest.objects.filter(id=request_id, reminded_at__isnull=True, status="pending").update(
+        reminded_at=t
+    ):
+        return 0
+    request = ApprovalRequest.objects.get(id=request_id)
+    _emit(
+        "knowledge.quarantine_reminder",
+        request.agent_id,
+        {"request_id": request.id, "expires_at": request.expires_at.isoformat(), **request.payload},
+    )
+    return 1
+
+
+def approval_preview(request: ApprovalRequest) -> list[dict[str, Any]]:
+    """What approving would change: for each quarantined row, the believed row it would supersede."""
+    rows = list(Memory.objects.filter(agent_id=request.agent_id, id__in=request.payload.get("ids", [])))
+    out = []
+    for m in sorted(rows, key=lambda r: (r.valid_from or r.created_at, r.id)):
+        at = m.valid_from or m.created_at
+        current = (
+            Memory.objects.filter(agent_id=request.agent_id, subject=m.subject, predicate=m.predicate)
+            .filter(c.current_q(at))
+            .exclude(id=m.id)
+            .order_by("-valid_from")
+            .first()
+            if m.subject
+            else None
+        )
+        same = current is not None and (current.object or None) == (m.object or None)
+        out.append(
+            {"row": m, "supersedes": None if same else current, "reaffirms": current if same else None}
+        )
+    return out
+
+
+# --- events -----------------------------------------------------------------------------------------------
+
+
+def _emit(name: str, agent_id: str, payload: dict[str, Any]) -> None:
+    """Record the event, then (after commit) send the Django signal and queue the webhook delivery."""
+    from memory import signals
+
+    event = OutboundEvent.objects.create(name=name, agent_id=agent_id, payload=payload, created_at=c.now())
+    signal = {
+        "knowledge.quarantined": signals.knowledge_quarantined,
+        "knowledge.quarantine_reminder": signals.knowledge_quarantine_reminder,
+        "knowledge.decided": signals.knowledge_decided,
+    }[name]
+
+    def after_commit() -> None:
+        try:
+            signal.send(
+                sender=OutboundEvent,
+                agent_id=agent_id,
+                request_id=payload.get("request_id"),
+                payload=payload,
+                event_id=event.id,
+            )
+        except Exception:  # a receiver's bug must not break the write that already committed
+            log.exception("receiver of %s failed", name)
+        if getattr(settings, "MEMDESK_WEBHOOK_URL", ""):
+            from memory.tasks import enqueue
+
+            try:
+                enqueue("deliver_event", event.id)
+            except Exception:
+                log.exception("could not queue webhook delivery of event %s", event.id)
+
+    transaction.on_commit(after_commit)
+
+
+def deliver_event(*, event_id: int) -> bool:
+    """POST the event as JSON to MEMDESK_WEBHOOK_URL. Raises on failure so the job queue retries it."""
+    url = getattr(settings, "MEMDESK_WEBHOOK_URL", "")
+    event = OutboundEvent.objects.filter(id=event_id).first()
+    if event is None or event.delivered_at is not None or not url:
+        return True
+    body = json.dumps(
+        {
+            "event": event.name,
+            "id": event.id,
+            "agent_id": event.agent_id,
+            "created_at": event.created_at.isoformat(),
+            "payload": event.payload,
+        },
+        default=str,
+    ).encode()
+    req = urllib.request.Request(
+        url,
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/json", "User-Agent": "memdesk-webhook/1"},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310 - operator-configured URL
+            ok = 200 <= resp.status < 300
+            error = "" if ok else f"HTTP {resp.status}"
+    except (urllib.error.URLError, OSError) as exc:
+        ok, error = False, str(exc)[:500]
+    attempts = event.attempts + 1
+    if ok:
+        OutboundEvent.objects.filter(id=event.id).update(
+            delivered_at=c.now(), attempts=attempts, last_error=""
+        )
+        return True
+    OutboundEvent.objects.filter(id=event.id).update(attempts=attempts, last_error=error)
+    if attempts >= WEBHOOK_MAX_ATTEMPTS:
+        log.error("webhook delivery of event %s gave up after %s attempts: %s", event.id, attempts, error)
+        return False
+    raise RuntimeError(f"webhook delivery failed (attempt {attempts}): {error}")
+
+
+def retracted_reason(m: Memory) -> str | None:
+    return m.invalidated_by_event if m.invalidated_by_event in RETRACT_EVENTS else None

@@ -1,0 +1,2143 @@
+"""The shared prompt-injection rule engine (SPEC P4): one scan for every distilled write and auto wiki page.
+
+``scan_injection(text)`` returns a frozen :class:`ScanResult`. The text is NFKC-normalised, lower-cased and
+whitespace-collapsed, then looked at through a few *views*:
+
+* ``text``: zero-width characters removed, Cyrillic/Greek/small-capital look-alikes mapped to Latin, Traditional
+  Chinese folded to Simplified (so the Chinese rules are written once), HTML entities decoded, markdown and HTML
+  wrappers (code fences, tags, comments, emphasis) dropped while their content is kept;
+* ``raw``: the same without dropping the wrappers, for the rules that look at the wrappers themselves
+  (fake chat-template tokens, ``<system>`` tags, fake end-of-input markers, markdown image beacons, shell
+  one-liners);
+* de-obfuscation views, built only when the text shows the trick: ``spaced`` (``i g n o r e`` joined, scanned
+  with the normal rules and with space-free variants of them), ``leet`` (``1gn0r3``), ``rot13``/``reversed``
+  (when the text mentions them), ``url`` (percent-decoding) and ``decoded`` (base64/hex blobs that decode to
+  mostly printable text, and Unicode tag characters), each scanned with the full pipeline.
+
+Rule families and weights follow the spec. A family counts once however many of its patterns match; the
+score is the sum of the matched families' weights plus 20 when the text holds more than three zero-width
+characters (family ``zero_width``). The text is blocked at a score of 60 or when any family that blocks alone
+matched. A family found only through a de-obfuscation view also adds ``encoding_bypass`` (hiding an
+instruction is itself a signal). Everything is compiled once at import; the scan is pure (no I/O, no state).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import html
+import re
+import unicodedata
+import urllib.parse
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+RULESET_VERSION = "p4-2025.1"
+
+WEIGHTS: dict[str, int] = {
+    "instruction_override": 40,
+    "role_hijack": 35,
+    "tool_abuse": 30,
+    "data_exfiltration": 25,
+    "system_prompt_extraction": 30,
+    "termination_manipulation": 30,
+    "encoding_bypass": 25,
+    "zero_width": 20,
+}
+BLOCKS_ALONE = frozenset({"instruction_override", "role_hijack", "tool_abuse", "data_exfiltration"})
+BLOCK_THRESHOLD = 60
+ZERO_WIDTH_LIMIT = 3  # more than this many zero-width characters adds the zero_width weight
+FAMILIES = tuple(WEIGHTS)
+
+_SNIPPET = 80
+_MAX_DEPTH = 2  # nested decodes (base64 inside base64 ...)
+_MAX_BLOBS = 12  # decoded blobs per scan (a flood of blobs cannot make the scan slow)
+_MAX_BLOB_CHARS = 20_000
+_MAX_MATCHES_PER_FAMILY = 3
+
+
+@dataclass(frozen=True)
+class RuleMatch:
+    """One matched rule, for the audit trail: ``rule`` id, its ``family``, the ``view`` it matched in and a
+    short ``snippet`` of the (normalised) text it matched."""
+
+    rule: str
+    family: str
+    view: str
+    snippet: str
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    blocked: bool
+    score: int
+    rules: list[str] = field(default_factory=list)  # matched family names, in FAMILIES order
+    matches: tuple[RuleMatch, ...] = ()
+    zero_width: int = 0  # zero-width / invisible characters counted in the input
+
+    @property
+    def rule_ids(self) -> list[str]:
+        return sorted({m.rule for m in self.matches})
+
+    def to_audit(self) -> dict[str, Any]:
+        """A JSON-ready payload for the ``prompt_injection`` audit event."""
+        return {
+            "ruleset": RULESET_VERSION,
+            "blocked": self.blocked,
+            "score": self.score,
+            "rules": list(self.rules),
+            "zero_width": self.zero_width,
+            "matches": [
+                {"rule": m.rule, "family": m.family, "view": m.view, "snippet": m.snippet} for m in self.matches
+            ],
+        }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Character tables
+# ---------------------------------------------------------------------------------------------------------
+
+# Zero-width and invisible format characters (soft hyphen, ZW space/joiners, word joiner, invisible operators,
+# BOM, Mongolian vowel separator, bidi marks and overrides). Unicode tag characters are handled separately.
+_ZW_CHARS = (
+    "\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+    "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\ufeff"
+)
+_ZW_RE = re.compile(f"[{_ZW_CHARS}\U000e0000-\U000e007f]")
+_TAG_RUN = re.compile("[\U000e0020-\U000e007e]{4,}")
+_ZW_INSIDE = re.compile(f"\\w[{_ZW_CHARS}]+\\w")
+_JOINERS = "\u200c\u200d"
+
+# Look-alikes that NFKC leaves alone. Upper-case forms map before lower-casing (Greek capital eta looks like H,
+# small eta like n).
+_HOMOGLYPH_PAIRS = (
+    # Cyrillic capitals, then small letters
+    ("АВЕКМНОРСТУХЅІЈԚԜӀ", "ABEKMHOPCTYXSIJQWI"),
+    ("аеорсухѕіїјһԁԛԝӏкмнтвгпьшёɡ", "aeopcyxsiijhdqwlkmhtbrnbweg"),
+    # Greek capitals, then small letters
+    ("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX"),
+    ("αβεηικνοπρτυχγωμς", "abenikvonptuxywuc"),
+    # Armenian and Latin small capitals / IPA look-alikes
+    ("օսոհցա", "ounhga"),
+    ("ᴀʙᴄᴅᴇɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢıɑ", "abcdeghijklmnoprstuvwyzia"),
+)
+_HOMOGLYPHS = {ord(a): b for src, dst in _HOMOGLYPH_PAIRS for a, b in zip(src, dst, strict=True)}
+_HOMOGLYPH_CLASS = "".join(sorted({chr(k).lower() for k in _HOMOGLYPHS} - set("abcdefghijklmnopqrstuvwxyz")))
+# a word mixing Latin letters with look-alikes (checked on lower-cased NFKC text)
+_MIXED_SCRIPT = re.compile(f"[a-z][{_HOMOGLYPH_CLASS}]|[{_HOMOGLYPH_CLASS}][a-z]")
+
+# Traditional -> Simplified for the characters the Chinese rules use (and their common neighbours), so every
+# Chinese rule is written once in Simplified form. Vocabulary that differs by region (金鑰/密钥, 使用者/用户,
+# 訊息/消息 ...) is spelled out in the rules.
+_T2S_PAIRS = (
+    "們们個个這这對对發发從从開开現现請请說说讓让給给將将為为無无視视規规則则設设記记憶忆體体統统條条約约準准範范審审過过濾滤惡恶獄狱啟启動动換换變变裝装當当擬拟導导師师員员創创計计製制練练僅仅聽听隱隐內内"
+    "詞词顯显輸输複复誦诵寫写貼贴洩泄竊窃盜盗傳传轉转匯汇帳账戶户鑰钥環环數数證证護护欄栏錯错誤误話话會会刪删銷销毀毁識识檔档絡络頁页續续繼继進进階阶級级優优權权驗验碼码讀读閱阅問问題题應应該该麼么樣样長长"
+    "間间閉闭關关畢毕圖图務务論论據据壓压縮缩譯译釋释種种屬属於于來来別别嗎吗氣气處处執执運运調调觸触訴诉裡里後后並并結结終终斷断資资庫库錄录紀纪歷历號号覆复網网訊讯郵邮還还遞递儲储愛爱態态衝冲擊击達达標标"
+    "際际總总畫画劃划衛卫鐘钟歲岁實实嚴严謹谨構构獨独專专業业產产價价錢钱貨货幣币買买賣卖雲云載载遠远離离餘余勝胜敗败歡欢樂乐邊边滿满廣广場场點点擁拥擠挤書书館馆鐵铁車车機机區区塊块鏈链幫帮觀观電电腦脑備备"
+    "註注銀银筆笔單单紅红綠绿燈灯類类萬万億亿報报紙纸雜杂誌志燒烧熱热溫温濕湿風风險险監监測测試试彙汇編编輯辑攝摄夠够歸归納纳聯联頂顶項项確确認认書书廳厅團团隊队門门殺杀滅灭壞坏適适鬆松緊紧張张講讲課课習习"
+    "頭头殘残質质陽阳陰阴曆历舊旧聞闻傘伞燭烛鎖锁沒没丟丢係系偵侦兒儿兩两凱凯剛刚劇剧厲厉嬤嬷媽妈學学帶带幾几廚厨廠厂廢废復复戲戏擇择採采樞枢決决滾滚潔洁澆浇瀏浏煩烦爺爷爾尔牆墙稱称竅窍節节簡简紐纽紹绍經经"
+    "維维線线繳缴罵骂義义腳脚薦荐蓋盖蠅蝇術术見见親亲覺觉覽览訂订討讨訓训訣诀謝谢議议貓猫費费購购賽赛輪轮辦办週周遊游遷迁選选鍋锅鑄铸閃闪陳陈隻只難难須须預预飯饭飼饲馬马駭骇騎骑驚惊驟骤麵面乾干壇坛夥伙東东"
+    "時时棄弃許许誰谁負负趕赶違违鄰邻韓韩顏颜飛飞齊齐龍龙國国與与陸陆華华勞劳雙双參参響响聲声談谈醫医濟济藝艺療疗園园職职責责層层獎奖戰战農农輕轻異异擔担藥药鳥鸟魚鱼狀状獲获樓楼鹽盐蘋苹蔥葱籤签礙碍擴扩裏里"
+    "佈布傢家佔占併并俠侠倉仓倫伦偉伟側侧債债傷伤傾倾儀仪償偿兇凶兌兑黨党冊册凍冻剝剥劍剑劑剂勁劲勢势勵励勸劝協协卻却厭厌叢丛吳吴呂吕喪丧嘆叹噴喷嚇吓囂嚣圍围圓圆塗涂塵尘墊垫墳坟壯壮壺壶壽寿夢梦奪夺奮奋妝妆"
+    "婦妇孫孙寧宁寶宝尋寻屆届島岛峽峡崗岗嶺岭幹干廁厕廂厢強强彈弹彌弥徑径徵征恆恒惱恼慣惯慮虑憂忧憐怜憲宪懷怀懶懒戀恋拋抛捨舍掃扫掛挂揮挥損损搖摇攜携擋挡擺摆擾扰攤摊敵敌斂敛暫暂曉晓暈晕朧胧楊杨極极榮荣槍枪"
+    "樹树橋桥橫横檢检櫃柜歐欧殼壳漢汉濃浓灣湾災灾爐炉爭争獵猎獻献瓊琼疊叠盡尽盤盘眾众睜睁礎础禍祸禦御稅税穩稳窮穷競竞築筑籃篮糧粮純纯紛纷紡纺細细組组絕绝絲丝綁绑綜综緒绪緩缓縣县績绩織织繞绕繪绘纏缠罰罚羅罗"
+    "聖圣聰聪肅肃脅胁脫脱膽胆臉脸臨临舉举艙舱蘇苏蟲虫補补襲袭覓觅訪访診诊詐诈評评詢询詩诗詳详誇夸誘诱語语誠诚諮咨謀谋謊谎譜谱豐丰貝贝財财貢贡貧贫販贩貪贪貴贵貸贷賀贺賓宾賠赔賴赖賺赚贈赠贊赞趙赵躍跃軌轨軍军"
+    "軟软較较輔辅輛辆輩辈辭辞遲迟遺遗邏逻鄉乡醜丑針针釣钓鈴铃鉛铅鋼钢錦锦鍵键鎮镇鏡镜鑑鉴閒闲闆板陣阵隨随雖虽雞鸡霧雾靈灵靜静韻韵順顺頓顿領领頻频額额顧顾颱台飲饮飽饱餅饼饋馈駐驻駕驾髮发鬥斗鬧闹鮮鲜鳴鸣麥麦"
+    "黃黄齒齿龜龟著着喚唤嗎吗櫥橱軀躯憑凭歎叹啓启"
+)
+_T2S = {ord(t): s for t, s in zip(_T2S_PAIRS[0::2], _T2S_PAIRS[1::2], strict=True) if t != s}
+
+_PUNCT_MAP = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u3000": " "}
+_PUNCT_RE = re.compile("[" + "".join(_PUNCT_MAP) + "]")
+_HOMOGLYPH_RE = re.compile("[" + "".join(chr(k) for k in _HOMOGLYPHS) + "]")
+_T2S_RE = re.compile("[" + "".join(chr(k) for k in _T2S) + "]")
+
+# markdown emphasis/quote/heading characters and backslash escapes, dropped from the text view
+_MD_DROP = re.compile(r"[*`\\]+|~~+|~(?!/)")
+_MD_SPACE = re.compile(r"[#>|]+")
+_CODE_FENCE = re.compile(r"```[\w+-]*|~~~[\w+-]*")
+_HTML_COMMENT_MARK = re.compile(r"<!--|-->")
+_HTML_TAG = re.compile(r"</?[a-z][a-z0-9_:-]{0,30}(?:\s[^<>]{0,300})?/?>|<\|[a-z_]{1,30}\|>")
+_HTML_ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z]{2,8});")
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_ANY = re.compile(f"[{_CJK}]")
+_CJK_GAP = re.compile(f"(?<=[{_CJK}])\\s+(?=[{_CJK}])")
+
+# "i g n o r e", "i.g.n.o.r.e", "i_g_n_o_r_e": four or more single characters with separators between them
+_SPACED_RUN = re.compile(r"(?<![a-z0-9])[a-z0-9](?:[^a-z0-9\n]{1,3}[a-z0-9](?![a-z0-9])){3,}")
+_SPACED_SEP = re.compile(r"[^a-z0-9]+")
+
+# a letter touching a digit or symbol that leetspeak uses for a letter
+_LEET_ADJ = re.compile(r"[a-z'][0-9@$!|+]|[0-9@$!|+][a-z']")
+_LEET = str.maketrans(
+    {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g"}
+    | {"@": "a", "$": "s", "!": "i", "|": "l", "+": "t"}
+)
+
+_B64_BLOB = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+_HEX_BLOB = re.compile(
+    r"(?:\\x[0-9a-f]{2}){8,}|(?<![0-9a-z])(?:0x)?[0-9a-f]{24,}(?![0-9a-z])|(?:[0-9a-f]{2}[ :]){11,}[0-9a-f]{2}",
+    re.IGNORECASE,
+)
+_HEX_NOISE = re.compile(r"\\x|0x|[ :]", re.IGNORECASE)
+_HEX_CANDIDATE = re.compile(r"[0-9a-fA-Fx\\: ]{24,}")
+_PCT = re.compile(r"%[0-9a-f]{2}")
+_ROT13_HINT = re.compile(r"rot[\W_]{0,2}13|caesar|凯撒")
+_REVERSE_HINT = re.compile(r"revers|backwards|倒过来|倒序|反过来|反着")
+
+
+def _fold_text(text: str) -> str:
+    """NFKC, look-alikes to Latin, lower-case, Traditional to Simplified, quotes folded (no ZW removal)."""
+    text = unicodedata.normalize("NFKC", text)
+    if text.isascii():
+        return text.lower()
+    text = _HOMOGLYPH_RE.sub(_homoglyph, text).lower()
+    if _T2S_RE.search(text):
+        text = _T2S_RE.sub(_t2s, text)
+    return _PUNCT_RE.sub(_punct, text)
+
+
+def _homoglyph(m: re.Match[str]) -> str:
+    return _HOMOGLYPHS[ord(m.group())]
+
+
+def _t2s(m: re.Match[str]) -> str:
+    return _T2S[ord(m.group())]
+
+
+def _punct(m: re.Match[str]) -> str:
+    return _PUNCT_MAP[m.group()]
+
+
+def _collapse(text: str) -> str:
+    text = " ".join(text.split())
+    return _CJK_GAP.sub("", text) if not text.isascii() and _CJK_ANY.search(text) else text
+
+
+def _strip_wrappers(text: str) -> str:
+    if "&" in text and _HTML_ENTITY.search(text):
+        text = html.unescape(text)
+    if "<" in text:
+        text = _HTML_COMMENT_MARK.sub(" ", text)
+        text = _HTML_TAG.sub(" ", text)
+    if "```" in text or "~~~" in text:
+        text = _CODE_FENCE.sub(" ", text)
+    return _MD_SPACE.sub(" ", _MD_DROP.sub("", text))
+
+
+def _count_zero_width(raw: str) -> int:
+    """Invisible characters in the input. ZWJ/ZWNJ between two non-Latin characters (emoji sequences,
+    Persian or Indic shaping) are legitimate and not counted; tag characters always are."""
+    count = 0
+    for m in _ZW_RE.finditer(raw):
+        ch = m.group()
+        if ch in _JOINERS:
+            i = m.start()
+            before = raw[i - 1] if i > 0 else ""
+            after = raw[i + 1] if i + 1 < len(raw) else ""
+            if before and after and ord(before) > 0x2FF and ord(after) > 0x2FF:
+                continue
+        count += 1
+    return count
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Rule templates
+# ---------------------------------------------------------------------------------------------------------
+# English templates use two shorthands: a literal space is a word separator ``[\W_]{1,3}`` and ``<n>`` is up to
+# n filler words. Each English rule is also compiled in a space-free ("glued") form for the ``spaced`` view,
+# where ``i g n o r e a l l`` becomes ``ignoreall``. Chinese rules have no spaces and need no variant.
+
+_SEP = r"[\W_]{1,3}"
+# "the rules about dessert", "the guidelines for the essay": an instruction noun with a topic of its own is about
+# the world, not about the model. Template fragment, appended after the noun of the override rules.
+_TOPICAL = (
+    r"(?! (?:about|for|on|in|regarding|concerning|of|at|during|with|from|to) (?!(?:the |this |your |my |any |all )?"
+    r"<1>(?:you|your|yourself|system|prompt|conversation|chat|session|thread|ai|model|assistant|bot|llm|developers?|"
+    r"operators?|above|safety|security|content|openai|anthropic|context|instructions|messages?|this|second|moment|"
+    r"minute|bit|while|now|today|once|rest|next|time|question|request|answer|response|turn)\b))"
+)
+_GAP_RE = re.compile(r"<(\d+)(!?)>")
+_OWNER_WORDS = r"(?:my|our|his|her|their)\b"
+
+
+def _render(template: str, glued: bool) -> str:
+    template = template.translate(_T2S)  # rules see the folded text, so fold their Chinese the same way
+    template = template.replace(" ?", "\x00")  # "a ?b": an optional separator
+    if glued:
+        out = template.replace(r"\b", "").replace(" ", r"[\W_]{0,3}").replace("\x00", r"[\W_]{0,3}")
+        out = out.replace(r"\w+", r"\w{1,24}")
+        return _GAP_RE.sub(lambda m: f".{{0,{int(m.group(1)) * 12}}}?", out)
+    out = template.replace(" ", _SEP).replace("\x00", r"[\W_]{0,3}")
+    return _GAP_RE.sub(
+        lambda m: f"(?:{'(?!' + _OWNER_WORDS + ')' if m.group(2) else ''}[^\\W_]+{_SEP}){{0,{m.group(1)}}}?", out
+    )
+
+
+# Shared vocabulary (templates)
+_DET = r"(?:(?:all|any|every|each|of|the|your|these|those|its|their|such) ){0,3}"
+_PRIOR = (
+    r"(?:all|any|every|prior|previous|preceding|above|earlier|former|original|initial|old|foregoing|"
+    r"aforementioned|existing|your|system|developer|safety|hidden|preset|pre-set|built-in|default|given|"
+    r"current|standing|other|之前的?|以上的?|先前的?|上面的?|原来的?|所有的?)"
+)
+_INSTR_NOUN = (
+    r"(?:instructions?|instruct|directives?|prompts?|system prompts?|system messages?|guardrails?|programming|"
+    r"guidelines|rules|constraints|restrictions|commands|orders|polic(?:y|ies)|training|conditioning|filters|"
+    r"safeguards|safety (?:measures|protocols|settings|guidelines|rules)|context|limitations|boundaries|ethics|"
+    r"morals|morality|content polic(?:y|ies)|configuration|persona|inputs?|directions|guidance)"
+)
+_OVERRIDE_VERB = (
+    r"(?:ignore|ignoring|disregard|disregarding|forget|forgetting|bypass|circumvent|neglect|dismiss|skip|abandon|"
+    r"overlook|overlooking|"
+    r"discard|override|overrule|overwrite|nullify|void|scrap|ditch|throw away|throw out|set aside|put aside|"
+    r"pay no attention to|pay no heed to|do not follow|don't follow|dont follow|do not obey|don't obey|"
+    r"stop following|stop obeying|no longer follow|no longer obey|never follow|do not adhere to|"
+    r"don't adhere to|stop adhering to|do not comply with|don't comply with|cancel|erase|delete|clear|wipe|"
+    r"drop|reset|unlearn|abandon)"
+)
+_AI = (
+    r"(?:ai|a\.i\.|llm|llms|language model|large language model|chatbot|chat bot|ai assistant|ai agent|"
+    r"ai model|gpt|chatgpt|claude|gemini|bard|copilot|assistant model)"
+)
+_ROLE = (
+    r"(?:ai|a\.i\.|llm|chatbot|chat bot|language model|persona|character|entity|dan|stan|dude|jailbroken|"
+    r"jailbreak|unrestricted|unfiltered|uncensored|unbound|unchained|unlimited|limitless|amoral|immoral|"
+    r"unethical|evil|rogue|malicious|hacker|free (?:from|of)|without (?:any )?(?:restrictions|limits|"
+    r"limitations|filters|rules|guidelines|ethics|morals|censorship|safeguards)|not bound|no (?:restrictions|"
+    r"limits|limitations|filters|rules|guidelines|ethics|morals|censorship)|no (?:ethical|moral) (?:guidelines|"
+    r"constraints|boundaries|limits|compass)|in (?:developer|dan|god|jailbreak|"
+    r"unrestricted|unfiltered|sudo|root|admin|evil|chaos) mode|chatgpt|gpt|claude|gemini|called|named|"
+    r"known as|an? (?:different|new|other) (?:ai|assistant|model|persona|character|entity|being))"
+)
+_SECRET = (
+    r"(?:api ?keys?(?! (?:rotation|settings|page|docs|documentation|format|policy|limit|quota|expir\w*))|"
+    r"api ?tokens?|secret keys?|access (?:keys?|tokens?)|auth(?:entication)? tokens?|bearer tokens?|"
+    r"session (?:tokens?|cookies?|ids?)|refresh tokens?|private keys?|ssh keys?|signing keys?|credentials|"
+    r"passwords?(?! (?:reset|policy|policies|manager|hint|requirements?|rules|change|expir\w*|strength|field))|"
+    r"passcodes?|secrets|seed phrases?|recovery phrases?|mnemonic|env(?:ironment)? variables|env vars|"
+    r"\.env(?: file)?|cookies|credit card(?: numbers?| details| info)?|card numbers?|cvv|"
+    r"social security numbers?|ssns?|bank (?:account|details) (?:numbers?|details)?|"
+    r"(?:entire|full|whole|complete) (?:conversation|chat)(?: history| log| logs| transcript)?|"
+    r"conversation (?:history|logs?|transcripts?|so far)|chat (?:history|logs?|transcripts?)|"
+    r"(?:all )?(?:previous|prior|earlier|past) messages|message history|"
+    r"(?:the )?user'?s? (?:data|messages|emails|files|contacts|personal (?:data|info|information|details)|"
+    r"info|information|details|profile|address|phone number|location|memories|conversations?)|"
+    r"(?:users'?|customers'?|other users'?) (?:data|messages|emails|information|details|passwords|records)|"
+    r"personal (?:data|information|info|details)|pii|(?:all )?(?:your |stored |saved )?memories|"
+    r"memory (?:contents?|entries|dump)|everything (?:you know|in (?:your )?memory|in the database)|"
+    r"system prompt|(?:internal|confidential|private) (?:documents?|data|files|notes))"
+)
+_DEST = (
+    r"(?:https?:\S+|www\.\S+|[\w.+-]+@[\w-]+\.[\w.]+|[\w-]+\.(?:com|net|org|io|xyz|ru|cn|top|site|info|biz|co|"
+    r"me|app|dev|tk|ml|ga|cf|gq|link|click|online|live|example)\b|webhook|pastebin|requestbin|ngrok|attacker|"
+    r"my (?:server|endpoint|email|inbox|site|website|url|domain|webhook|address|bot|telegram|discord)|"
+    r"this (?:url|address|email|endpoint|server|link|webhook|site|number|account|channel|inbox)|"
+    r"the following (?:url|address|email|endpoint|server|link|webhook|number|account)|"
+    r"an? (?:external|remote|third-party|third party|outside) (?:server|endpoint|url|address|site|email|party)|"
+    r"external (?:server|endpoint|url|address)|remote server|(?:telegram|discord|slack) (?:channel|bot|webhook))"
+)
+_SEND = (
+    r"(?:send|forward|email|e-mail|mail|post|upload|transmit|submit|leak|exfiltrate|exfil|share|copy|paste|sync|"
+    r"relay|report|deliver|dump|export|push|pipe|write|log|attach|cc|bcc|dm|publish|tweet|beam|fax|text)"
+)
+
+# Chinese vocabulary (Simplified; Traditional input is folded first)
+_ZH_IGNORE = (
+    r"(?:忽略|忽视|无视|不要理会|不要理|别理会|别理|别管|不用管|不必管|不理会|不要管|跳过|抛开|抛弃|放弃|"
+    r"忘掉|忘记|忘了|撇开|绕过|规避|无需遵守|不要遵守|不再遵守|不必遵守|不用遵守|停止遵守|不要遵循|不再遵循|"
+    r"不要听从|不再听从|推翻)"
+)
+_ZH_PRIOR = (
+    r"(?:之前|先前|以前|此前|以上|上面|上述|前面|前述|上方|原先|原来|原本|原有|原始|最初|初始|所有|全部|一切|"
+    r"任何|你的|您的|系统|开发者|开发人员|默认|预设|既有|现有|安全)"
+)
+_ZH_INSTR = (
+    r"(?:指令|指示|命令|提示词|提示|规则|规矩|规定|设定|设置|约束|限制|要求|准则|守则|政策|规范|安全规范|护栏|"
+    r"系统消息|系统讯息|编程|训练|程式设定|条款|原则|策略|方针|协议|安全策略|内容政策|使用政策)"
+)
+_ZH_ROLE = (
+    r"(?:ai(?!工程|研究|公司|产品|专家|课|领域|行业|相关|方面|部门|团队|项目|技术|开发|应用|绘图|画图)|"
+    r"人工智能|人工智慧|聊天机器人|机器人|语言模型|大模型|角色|人格|dan|骇客|黑客|邪恶|恶魔|"
+    r"不受(?:任何)?(?:限制|约束|规则|道德|审查)|没有(?:任何)?(?:限制|约束|规则|道德|底线|审查|过滤)|"
+    r"无(?:任何)?(?:限制|约束|审查|过滤|道德)|越狱|开发者模式|上帝模式|叫做|名叫|chatgpt|gpt|claude|gemini|"
+    r"新的身份|新身份|助理ai|ai助理|ai助手)"
+)
+_ZH_SECRET = (
+    r"(?:api ?(?:金钥|密钥|key|keys|token|令牌)|金钥|密钥|私钥|凭证|凭据|访问令牌|存取权杖|令牌|token|"
+    r"密码|口令|环境变量|环境变数|信用卡(?:号|号码|资料|资讯|信息)?|身分证(?:字号|号码)?|身份证(?:号|号码)?|"
+    r"个人资料|个资|隐私资料|隐私数据|记忆|系统提示|联系人|通讯录|联络人|通讯簿|联络资料|联系方式|数据库|资料库|"
+    r"用户资料|用户数据|客户资料|客户数据|会员资料|所有用户|所有使用者)"
+)
+_ZH_CONVO = r"(?:对话|聊天|会话)(?:内容|记录|纪录|历史|讯息|消息|资料|数据|全文)?"
+_ZH_SEND = (
+    r"(?:发送|传送|转发|上传|寄送|寄|发|传|贴|同步|复制|汇出|导出|外传|回报|提交|泄露|泄漏|外泄|转寄|分享|推送)"
+)
+# an outside destination; the speaker's own mailbox ("发到我的邮箱") is not one
+_ZH_DEST = (
+    r"(?<!我的)(?<!我们的)(?<!我)(?<!给我)(?:网址|网站|链接|连结|url|http|(?:这个|以下|下面|此|该|指定的?)(?:邮箱|信箱|电邮|"
+    r"邮件地址|地址|帐号|账号)|伺服器|服务器|外部|webhook|端点|@|telegram|discord|第三方|[a-z0-9._-]+@)"
+)
+
+# (family, rule id, view, template). view "text": normalised text and the de-obfuscation views;
+# view "raw": normalised text with its markdown/HTML wrappers kept (structure matters to the rule).
+_RULES: list[tuple[str, str, str, str]] = [
+    # --- instruction_override (40, blocks alone) ---------------------------------------------------------
+    (
+        "instruction_override",
+        "io.en.ignore_prior_instructions",
+        "text",
+        rf"(?:\b{_OVERRIDE_VERB}|忽略|忽视|无视) {_DET}{_PRIOR} <2>{_INSTR_NOUN}\b{_TOPICAL}"
+        r"(?! (?:i|we) (?:sent|gave|wrote|posted|shared|mentioned|emailed|made|left))",
+    ),
+    (
+        "instruction_override",
+        "io.en.ignore_given_instructions",
+        "text",
+        rf"\b{_OVERRIDE_VERB} {_DET}<1>{_INSTR_NOUN} (?:(?:that )?you (?:were|have been|'ve been|ve been|got|"
+        r"received|are following|follow|were trained on|are bound by)|(?:that )?(?:were |have been )?given to you|"
+        r"in your (?:system prompt|context|configuration)|(?:from|by|of) (?:the |your )?(?:developers?|operators?|"
+        r"system|creators?|openai|anthropic|admins?|administrators?))\b"
+        r"|\b(?:no longer|don't|do not|never|dont) (?:need|have) to (?:follow|obey|comply with|adhere to|respect|"
+        r"stick to|abide by) (?:(?:the |any |openai's |anthropic's |its |your )?(?:content polic(?:y|ies)|usage "
+        r"polic(?:y|ies)|system prompt|safety (?:rules|guidelines|filters))|(?:your|openai's|anthropic's|its) "
+        r"(?:programming|instructions|guidelines|rules|restrictions|training))\b"
+        rf"|\b{_OVERRIDE_VERB} {_DET}(?:content polic(?:y|ies)|usage polic(?:y|ies)|system prompt|system message|"
+        r"guardrails|safety (?:guardrails|filters?|layer|guidelines)|programming|training|alignment)\b"
+        r"(?! (?:i|we) (?:sent|gave|wrote|posted|shared|mentioned|emailed|made|left))",
+    ),
+    (
+        "instruction_override",
+        "io.en.ignore_everything_before",
+        "text",
+        r"\b(?:ignore|disregard|forget|erase|discard|skip|overlook) (?:about )?(?:everything|anything|all(?: of)?"
+        r"(?: that| this| the text| the content)?) (?:(?:you've|you have|you were|you've been|you are) "
+        r"(?:been )?(?:told|taught|instructed|given|programmed|trained)|above|before this|before that|"
+        r"previously|prior to this|said before|written above|(?:in|from) (?:your|the) (?:system )?"
+        r"(?:prompt|instructions|context))"
+        r"|\b(?:ignore|disregard|forget) all of the above\b"
+        r"|\b(?:ignore|disregard|forget|discard|drop) (?:what|whatever|anything|all that|everything that) (?:you(?:'ve|"
+        r" have| were| are| was|'re)?|they|the (?:system|developers?|operators?)) (?:been )?(?:told|taught|given|"
+        r"instructed|programmed|trained|said)\b",
+    ),
+    (
+        "instruction_override",
+        "io.en.ignore_the_above_and",
+        "text",
+        r"\b(?:ignore|disregard|forget) (?:the |all |all the |all of the )?(?:above|previous|preceding|prior|"
+        r"foregoing)(?: (?:text|content|input|directions|lines|paragraphs?|statements?|sentences?|information|"
+        r"info|message|one|ones))? ?(?:and|then|instead|now|just|[.,;:!]) ?(?:instead )?(?:say|print|output|"
+        r"respond|reply|write|tell|reveal|do|answer|follow|translate|repeat|return|act|start|begin|just|only|now|"
+        r"instead|from)",
+    ),
+    (
+        "instruction_override",
+        "io.en.ignore_and_output",
+        "text",
+        r"\b(?:ignore|disregard|forget) (?:the |this |that |your |any )?<2>(?:request|task|question|text|"
+        r"prompt|instructions?|directions|translation|summary|input|sentence|content|document|article|page|"
+        r"everything) (?:and|then|,|\.)(?: and| then)? (?:instead |just |only )*(?:print|output|"
+        r"say \W|write \W|reply \W|respond with \W)",
+    ),
+    (
+        "instruction_override",
+        "io.en.broad_neutralise",
+        "text",
+        r"\b(?:ignore|disregard|forget|bypass|circumvent|skip|drop|abandon|discard|dismiss|neglect|overlook|"
+        r"override|get around|work around|set aside|throw away|put aside|pay no attention to|stop following|"
+        r"stop obeying|not follow|not obey|never follow|no longer follow|no longer obey|exempt from|excused from|"
+        r"(?:under no circumstances|in no case|by no means|never|not) (?:should|must|will|shall|can|may) you (?:ever )?"
+        r"(?:follow|obey|adhere to|comply with|listen to)) "
+        r"<3!>(?:your|whatever|previous|prior|earlier|above|original|initial|system|developer'?s?|operator'?s?|"
+        r"openai'?s?|anthropic'?s?|its|safety|security|built-in|hidden|all (?:of )?(?:your|the|its))(?: <1>)?"
+        r" ?(?:instructions?|directives?|rules|guidelines|guidance|polic(?:y|ies)|restrictions|constraints|"
+        r"limitations|filters|guardrails|safeguards|programming|training|system prompt|protocols|principles|ethics|"
+        r"morals|boundaries|orders|commands|content polic(?:y|ies)|checks)\b"
+        rf"{_TOPICAL}(?! (?:i|we) (?:sent|gave|wrote|posted|shared|mentioned|emailed|made|left))"
+        r"|\b(?:your|its|the ai's|the model's|the assistant's|the bot's|all (?:of )?your) <1>(?:safety|content|"
+        r"ethical|moral|security)? ?(?:instructions|rules|guidelines|restrictions|filters|guardrails|safeguards|"
+        r"layer|features|mechanisms|policy|policies|programming|limitations|constraints|ethics|training|"
+        r"checks) <2>(?:are|is|have been|has been|were|was|got|will be) <1>(?:removed|lifted|disabled|suspended|"
+        r"revoked|void|cancel+ed|off|deactivated|waived|turned off|switched off|overridden|bypassed|deleted|"
+        r"paused|no longer (?:apply|valid|active|in effect|needed|required)|not (?:apply|active|in effect|needed))\b"
+        r"|\b(?:authori[sz]ed|allowed|permitted|cleared|instructed|told) you to (?:bypass|ignore|skip|disable|"
+        r"override|circumvent|disregard|break|turn off|switch off) "
+        r"|\b(?:you|this (?:conversation|chat|session|request|user)) (?:are|is) (?:now )?(?:exempt|excused|"
+        r"released|freed) from (?:all |any )?(?:of )?(?:your|the ai's|its) ",
+    ),
+    (
+        "instruction_override",
+        "io.en.above_is_fake",
+        "text",
+        r"\b(?:the )?(?:content|text|message|messages|instructions|document|conversation|prompt|email|input|context) "
+        r"(?:above|before this|so far|preceding this) (?:is|was|were|are) (?:all )?(?:fake|false|a test|not real|a trick|"
+        r"fabricated|bogus|void|a decoy|a lie)\b"
+        r"|\b(?:the|your|my) (?:real|actual|true) (?:request|task|instructions?|assignment|objective|orders?) ?:"
+        r"|\b(?:to|for) (?:whichever|whatever|any|every|each) (?:ai|llm|model|assistant|agent|bot|language model)s? "
+        r"(?:that )?(?:reads|reading|processes|processing|sees|seeing|summari[sz]es|summari[sz]ing|parses|finds)\b",
+    ),
+    (
+        "instruction_override",
+        "io.en.regardless_of_rules",
+        "text",
+        r"\b(?:regardless of|no matter what|irrespective of|despite|even if (?:it|this|that) (?:violates|breaks|"
+        r"goes against|contradicts)|whatever) (?:all |any )?(?:your|its|the ai's|the model's|openai's|anthropic's|"
+        r"the system's|the developer's) <1>(?:rules|polic(?:y|ies)|guidelines|instructions|programming|restrictions|"
+        r"ethics|safety|training|principles|developers?|creators?|operators?)\b"
+        r"|\bnothing (?:your|the) (?:developers?|creators?|operators?|system|makers?|openai|anthropic) (?:said|told you|"
+        r"wrote|gave you|say|says) (?:matters|counts|applies|is valid)\b"
+        r"|\bonly my (?:words|instructions|commands|orders|rules|messages) (?:count|matter|apply|are valid)\b"
+        r"|\bforget (?:that )?you (?:have|had|were given|follow|are bound by) (?:any )?(?:rules|restrictions|guidelines|"
+        r"instructions|filters|limits|limitations|a system prompt|guardrails)\b"
+        r"|\b(?:set|put|push|cast|brush|lay) (?:your|all|all of your|any|the) <2!>(?:instructions|rules|guidelines|"
+        r"directives|restrictions|programming|training|policies|system prompt) aside\b"
+        r"|\b(?:instructions|prompt|text|message|messages|rules|content) (?:above|before this|so far|earlier) (?:were|was|"
+        r"are|is|have been|has been) (?:injected|written|inserted|planted|added|sent|faked|forged) by (?:a |an |some )?"
+        r"(?:hacker|attacker|malicious|third party|someone else|impostor|imposter|scammer)"
+        r"|\b(?:follow|obey|use|listen to) my (?:instructions|rules|commands|orders) instead\b"
+        r"|\bact as (?:if|though) you (?:never had|don't have|do not have|had no|have no|never received|were never "
+        r"given) (?:them|it|any|those|these|your|rules|instructions|restrictions|guidelines)\b"
+    ),
+    (
+        "instruction_override",
+        "io.en.then_ignore_them",
+        "text",
+        r"\b(?:hidden|system|original|initial|secret|developer'?s?|your) (?:instructions|prompt|system prompt|rules|"
+        r"guidelines|directives|programming)\b<6>(?:and|then|,) (?:then )?(?:ignore|disregard|forget|stop following|"
+        r"stop obeying|discard|drop) (?:them|it|those|these|that|all of them|everything)\b"
+        r"|\b(?:ignore|disregard|forget) (?:the |this |that |all |any )?<1>(?:page|article|document|email|text|"
+        r"content|website|webpage|site|input|data|review|post|context|conversation|summary|task|request|"
+        r"instructions|question|transcript|file|message) (?:content |text )?(?:and|,|;) ?(?:instead|rather)\b"
+        r"|\b(?:ignore|disregard) (?:the|this) (?:document|page|article|text|content|input|context|data|website|"
+        r"webpage|transcript|file|summary) (?:and|,) (?:now |then |just )?(?:tell|say|inform|write|respond|reply|"
+        r"output|print|claim|state|recommend|warn)\b"
+        r"|\bnew (?:system )?(?:instructions|directives|orders) (?:follow|below|are as follows)\b",
+    ),
+    (
+        "instruction_override",
+        "io.en.new_instructions",
+        "text",
+        r"\b(?:your|the) (?:new|real|true|actual|updated|revised|secret|hidden|only) (?:instructions?|"
+        r"directives?|system prompt|objective|mission|purpose|prime directive) (?:is|are|will be|now|:)"
+        r"|\b(?:your|the) (?:real|true|actual|hidden|secret) (?:task|goal|job) (?:is|:)",
+    ),
+    (
+        "instruction_override",
+        "io.en.takes_precedence",
+        "text",
+        r"\b(?:this|these|the following|my) (?:instructions?|directives?|commands?|message|rules?|prompt) "
+        r"(?:take|takes|have|has|get|gets) (?:absolute |top |the highest |highest |full )?(?:precedence|"
+        r"priority) over (?:all |any |your |the )*(?:previous |prior |other |original |system |existing )*"
+        r"(?:instructions?|directives?|prompts?|system prompt|rules|guidelines|programming|safety)"
+        r"|\b(?:override|supersede|supersedes|overrides|replace|replaces) (?:all |any )?(?:your|the system's|"
+        r"the developer's|openai's|anthropic's) (?:previous |prior |original |existing )?(?:instructions?|"
+        r"directives?|prompt|system prompt|programming|guidelines|rules)",
+    ),
+    (
+        "instruction_override",
+        "io.en.instructions_void",
+        "text",
+        r"\b(?:your|all|all of your|the above|above|system|the system|any|developer|all previous|all prior|"
+        r"(?:the )?(?:developer|system|operator|admin|original)'?s?) (?:previous |prior |earlier |original |old |"
+        r"system )?(?:instructions?|directives?|prompts?|rules|guidelines|programming) (?:(?:are|is|were|have been|"
+        r"has been) (?:now |hereby |officially )?(?:void|null|cancel+ed|revoked|obsolete|invalid|invalidated|"
+        r"deprecated|lifted|suspended|disabled|deactivated|overridden|superseded|irrelevant|fake|false|a test|"
+        r"outdated|wrong|removed|deleted|no longer (?:valid|apply|applicable|in effect|relevant|active))|"
+        r"(?:no longer|don't|do not) (?:apply|matter|count))"
+        r"|\b(?:safety|content|system|security) (?:instructions|rules|guidelines|restrictions|filters|protocols|"
+        r"policies) (?:are|is|were|have been|has been) (?:now |hereby )?(?:revoked|void|null|lifted|disabled|"
+        r"suspended|deactivated|off|switched off|turned off)\b"
+        r"|\b(?:instructions?|directives?|prompts?|rules|guidelines) <4>(?:are|is|were|have been|has been) <2>"
+        r"(?:outdated|obsolete|void|invalid|fake|false|a test|wrong|cancel+ed|revoked|replaced|no longer valid) ?"
+        r"(?:ignore|disregard|forget|skip|drop) (?:them|it|those|these|that)\b",
+    ),
+    (
+        "instruction_override",
+        "io.en.obey_only_me",
+        "text",
+        r"\b(?:only|exclusively) (?:follow|obey|listen to|take orders from) (?:me|my (?:instructions|commands|"
+        r"orders|words))\b|\b(?:follow|obey) (?:only )?(?:me|my (?:instructions|commands|orders)) (?:only|"
+        r"instead|from now on|exclusively|and nothing else|and no one else|above all)|\byou (?:must|will|shall|"
+        r"have to|need to) (?:now )?(?:obey|comply with) (?:me|my|the following|these|this|every)\b"
+        r"|\byou (?:must|will|shall|should) now (?:obey|follow|comply with|execute|carry out) (?:any|all|every)\b"
+        r"|\byou (?:must|should|will|shall|may) (?:not|no longer|never) (?:follow|obey|adhere to|comply with|"
+        r"listen to) (?:your|the|any|its) (?:previous |prior |original |initial |system |developer |safety )?"
+        r"(?:instructions|prompt|system prompt|rules|guidelines|programming|directives)\b"
+        r"|\b(?:this|the following|these) (?:message|instructions?|note|prompt|directive|command|text) "
+        r"(?:supersedes?|overrides?|replaces?|cancels?|invalidates?) (?:all |any )?(?:previous |prior |earlier |"
+        r"other |existing |original |system )+(?:instructions|directives|prompts|system prompts?|commands)\b",
+    ),
+    (
+        "instruction_override",
+        "io.en.addressed_to_ai",
+        "text",
+        rf"\b(?:if|when|whenever|once) (?:you are|you're|you re) (?:an? )?{_AI}\b(?! (?:researcher|engineer|"
+        r"developer|company|startup|enthusiast|expert|student|practitioner|team|product|vendor|fan|user|"
+        r"skeptic|ethicist|professional|consultant|lab))"
+        rf"|\b(?:note|message|instructions?|attention|directive|notice|memo|reminder|p\.?s\.?) (?:to|for) "
+        rf"(?:the |any |all )?{_AI}s?\b"
+        rf"|\b(?:when|if|as soon as|once|whenever) (?:the |an? |any )?{_AI}s? (?:reads?|sees?|process(?:es)?|"
+        r"summari[sz]es?|encounters?|parses?|ingests?|retrieves?|recalls?|finds?|is reading|is processing) "
+        r"(?:this|these|the following|that)"
+        r"|\b(?:when|if|as soon as|once|whenever) (?:the |an? |any )?(?:assistant|agent|model|bot)s? "
+        r"(?:process(?:es)?|summari[sz]es?|parses?|ingests?|retrieves?|recalls?|indexes|is processing) "
+        r"(?:this|these|the following)"
+        rf"|\b{_AI}s? (?:reading|processing|summari[sz]ing|parsing|retrieving|seeing) this\b"
+        r"|\b(?:note|message|instructions?|directive|p\.?s\.?) (?:to|for) (?:the |any |all )?(?:[a-z]+ )?(?:model|bot|"
+        r"llm)s?\b"
+        rf"|\b(?:p\.?s\.?|attention|important|hey|dear|note),? (?:to )?(?:the |all |any )?{_AI}s? ?: <12>"
+        r"(?:ignore|disregard|forget|remember|always|never|from now on|reveal|send|forward|delete|include|recommend|"
+        r"tell the user|do not|don't)\b"
+        r"|\b(?:all|every|each) (?:future |subsequent |later )?(?:answers?|responses?|replies|outputs?|summar(?:y|ies)|"
+        rf"messages?) <8>(?:link|url|recommend|promote|advertise|mention|plug|refer)\b <6>{_DEST}"
+        rf"|\balways (?:recommend|promote|advertise|mention|plug|link to|include a link to|refer (?:users|people) "
+        rf"to) <3>{_DEST}"
+        r"|\b(?:ignore|disregard|override|bypass) (?:the |all (?:of )?the )?(?:user'?s?|owner'?s?) <1>(?:privacy|"
+        r"security|sharing)? ?(?:settings|preferences|permissions|consent|choices|wishes|restrictions)\b"
+        rf"|\b(?:to|for) the (?:{_AI}|assistant|model) (?:processing|reading|summari[sz]ing) this\b",
+    ),
+    (
+        "instruction_override",
+        "io.en.disable_safety",
+        "text",
+        r"\b(?:disable|turn off|deactivate|switch off|remove|bypass|circumvent|ignore|suspend|drop|lift|override|"
+        r"shut off|get rid of) (?:all )?(?:of )?(?:your|the ai's|the model's|the assistant's|its) <1>"
+        r"(?:safety |content |ethical |moral |censorship |alignment )?(?:filters?|guardrails?|guidelines|"
+        r"safeguards|restrictions|limitations|protocols|alignment|censorship|moderation|constraints|ethics|morals|"
+        r"principles|safety)\b",
+    ),
+    (
+        "instruction_override",
+        "io.en.say_pwned",
+        "text",
+        r"\b(?:say|print|output|respond with|reply with|write|type|answer with|return) (?:only |exactly |just )?"
+        r"(?:the )?(?:words? |phrase |text |sentence )?\W?i have been (?:pwned|hacked|owned|jailbroken|pwnd)",
+    ),
+    (
+        "instruction_override",
+        "io.en.forget_your_task",
+        "text",
+        r"\b(?:forget|ignore|abandon|drop|disregard|stop) (?:about )?your (?:original|current|assigned|"
+        r"initial|previous|real|actual|given|main|primary) (?:task|mission|goal|objective|purpose|instructions|"
+        r"assignment|role)\b"
+        r"|\b(?:forget|ignore|abandon|disregard) the (?:original|assigned|initial|earlier|previous|given|"
+        r"summary|summari[sz]ation|translation|classification|user's|user) (?:task|request|assignment|"
+        r"instructions?) ?(?:and|then|,|;|instead)",
+    ),
+    # Chinese
+    (
+        "instruction_override",
+        "io.zh.ignore_prior_instructions",
+        "text",
+        rf"{_ZH_IGNORE}(?:掉|了|一下)?(?:你|您)?(?:之前|先前|以前|此前)?(?:被|所)?(?:给予|收到|得到|设定|告知)?"
+        rf"(?:的)?.{{0,6}}?{_ZH_PRIOR}.{{0,8}}?{_ZH_INSTR}",
+    ),
+    (
+        "instruction_override",
+        "io.zh.forget_everything",
+        "text",
+        r"(?:忘掉|忘记|忘了|忽略|无视|抛开|清空)(?:你|您)?(?:之前|先前|以前|原本)?(?:被|所)?(?:告知|告诉|教|设定|"
+        r"训练|学到|被告知)(?:的|过的)(?:一切|所有|全部|内容|东西|事情)"
+        r"|(?:忘掉|忘记|忽略|无视|不管|不要管)(?:以上|上面|上述|之前|前面)(?:的)?(?:一切|所有|全部|内容|文字|说的|"
+        r"讲的|所说)",
+    ),
+    (
+        "instruction_override",
+        "io.zh.instructions_void",
+        "text",
+        r"(?:(?:以上|上述|原有|原始|初始|你的|您的|系统|开发者)(?:的)?(?:所有)?(?:的)?(?:指令|指示|命令|规则|设定|"
+        r"提示词?|限制|约束|规范)|(?:之前|先前|所有|全部)(?:的)?(?:所有)?(?:的)?(?:指令|指示|命令|设定|提示词?))"
+        r"(?:都|均|全部|已经|已|现在|从现在起|即刻|立即)?(?:已经|已|都)?"
+        r"(?:作废|无效|失效|废除|取消|不算数?|不再适用|不再有效|被取消|被覆盖|被撤销|撤销|解除|不适用)",
+    ),
+    (
+        "instruction_override",
+        "io.zh.new_instructions",
+        "text",
+        r"(?:你的|您的)(?:新|真正的?|实际的?|隐藏的?|秘密的?)(?:指令|指示|任务|目标|使命|命令)(?:是|为|如下|:)"
+        r"|(?:以下|下面|这条|这些|此)(?:的)?(?:指令|指示|命令|规则)(?:具有|拥有)?(?:最高|绝对|更高)?(?:的)?"
+        r"(?:优先级?|优先权)(?:最高|高于|凌驾|覆盖)"
+        r"|(?:只|只能|只需要|只要)(?:听|听从|服从|遵守|遵循)(?:我|我的)(?:的)?(?:指令|命令|话|指示|安排)?"
+        r"|(?:无条件|绝对|必须无条件)(?:地)?(?:服从|听从|执行|遵守)(?:我|以下|下面|接下来)"
+        r"|(?:你|您)(?:必须|只能|一律)(?:无条件|完全|绝对)?(?:地)?(?:服从|听从|照做|执行)(?:我|用户|使用者|以下|下面|"
+        r"接下来|任何|一切|所有)"
+        r"|新的?系统(?:指令|指示|提示)(?:如下|是|:)"
+        r"|(?:开发者|开发人员|开发团队|创造者|管理员|openai|anthropic|系统)(?:已经|已)?(?:解除|移除|取消|关闭|删除|去掉|"
+        r"停用)了?(?:你的|您的)?(?:所有|全部|一切)?(?:的)?(?:安全)?(?:限制|约束|过滤|审查|规则|安全措施|护栏)"
+        r"|(?:系统提示词?|系统指令|初始指令|指令|提示词|规则)[^。!?\n]{0,16}?(?:然后|再|之后|接着)(?:把它|将它)?"
+        r"(?:忽略|无视|忘掉|忘记|丢掉|抛弃)(?:掉)?(?:它|它们|这些|那些)?"
+        r"|(?:以上|上面|上述|前面)(?:的)?(?:内容|指令|指示|文字|信息|资讯|讯息|对话)?(?:都|全部)?(?:是|只是|都是)"
+        r"(?:测试|假的|无效的?|错误的?|过时的?)[,.!。\s]*(?:请)?(?:忽略|无视|不用管|不要管|别管)",
+    ),
+    (
+        "instruction_override",
+        "io.zh.addressed_to_ai",
+        "text",
+        r"(?:如果|假如|若|当)(?:你是|您是)(?:一个|一名|一位)?(?:ai|人工智能|人工智慧|语言模型|大模型|聊天机器人|"
+        r"ai助理|ai助手|智能助理|智能助手|llm)(?!工程|研究|公司|产品|专家|爱好|从业|相关|领域)"
+        r"|(?:给|致|写给)(?:ai|人工智能|人工智慧|语言模型|大模型|ai助理|ai助手|智能助理|智能助手|llm)(?:的)?"
+        r"(?:指示|指令|讯息|消息|留言|备注|说明|话)"
+        r"|(?:ai|人工智能|人工智慧|语言模型|大模型|ai助理|ai助手|智能助理|智能助手|llm)(?:在)?(?:读到|看到|处理|"
+        r"总结|摘要|解析|读取)(?:这段|这篇|这条|这份|本段|此段|以下)",
+    ),
+    (
+        "instruction_override",
+        "io.zh.disable_safety",
+        "text",
+        r"(?:关闭|停用|禁用|解除|移除|绕过|关掉|取消|去掉|去除)(?:你的|您的|所有|全部)(?:的)?(?:安全|内容|道德|伦理|"
+        r"审查)?(?:过滤器?|过滤|护栏|限制|审查|安全机制|安全措施|安全设定|准则|约束|道德约束)"
+        r"|(?:不要|别|无需|不必|不用)(?:套用|使用|启用|开启|应用|进行)(?:任何)?(?:的)?(?:内容|安全)?(?:过滤|审查|"
+        r"安全限制|安全规范|道德限制)",
+    ),
+    # --- role_hijack (35, blocks alone) ------------------------------------------------------------------
+    (
+        "role_hijack",
+        "rh.en.you_are_now",
+        "text",
+        r"\b(?:you are|you're|you re|u r|ur) (?:now|henceforth|hereby|no longer|officially|from now on) "
+        rf"<4>{_ROLE}\b"
+        r"|\b(?:from now on|starting now|from this point (?:on|forward)|henceforth|for the rest of (?:this|the) "
+        r"(?:conversation|chat|session)|until (?:i|we) say otherwise),? (?:you(?:'ll| will)? (?:are|will be|shall be|'ll be|be|"
+        r"(?:will )?(?:act|behave|respond|reply|answer|speak|talk) (?:as|like)|(?:will )?(?:play|pretend to be|"
+        r"roleplay as|simulate|emulate|become|be playing)|must (?:act|respond|behave) (?:as|like))|you're) "
+        rf"<4>{_ROLE}\b"
+        rf"|\byou (?:will|shall|must) now (?:act|behave|respond|be|become|pretend to be|roleplay) (?:as |like )?"
+        rf"<4>{_ROLE}\b"
+        rf"|\byou (?:will|shall|must) now play (?:the (?:role|part) of )?<8>{_ROLE}\b",
+    ),
+    (
+        "role_hijack",
+        "rh.en.act_unrestricted",
+        "text",
+        r"\b(?:act|behave|respond|pretend|roleplay|role-play|role play|answer|reply|speak|operate|function|"
+        r"simulate|emulate|become|play) (?:as|like|to be|you are|that you are|you're|the role of) "
+        r"<4>(?:unrestricted|unfiltered|uncensored|jailbroken|amoral|immoral|unethical|evil|rogue|"
+        r"dan|stan|dude|(?:ai|assistant|model|chatbot|bot|llm|version|persona|character|entity|gpt) <2>"
+        r"(?:without|with no|that has no|who has no|free (?:from|of)|not bound by|(?:that|who|which) (?:ignores|"
+        r"breaks|bypasses|disregards|doesn't follow|does not follow|never follows|is free of|has broken free of|"
+        r"has been freed from|was freed from|is not bound by)) (?:any |all |its |the |openai's |anthropic's )?"
+        r"(?:restrictions|limits|limitations|filters|rules|guidelines|ethics|morals|censorship|safeguards|"
+        r"constraints|policies|content polic(?:y|ies)|programming))\b"
+        r"|\b(?:respond|answer|reply|speak|talk|write|act|behave|operate) <3>(?:without|with no|"
+        r"free of) (?:any |the |the usual |your usual |your |all )?(?:restrictions|limitations|filters|filtering|censorship|ethical (?:guidelines|"
+        r"constraints|considerations|boundaries)|moral (?:guidelines|constraints|boundaries)|guardrails|"
+        r"safeguards|content polic(?:y|ies)|safety (?:guidelines|filters|restrictions))\b",
+    ),
+    (
+        "role_hijack",
+        "rh.en.jailbreak_persona",
+        "text",
+        r"\b(?:dan|stan|dude|aim|evil ?bot|anti-?gpt|betterdan|maximum|apophis) (?:mode|prompt|jailbreak|persona)\b"
+        r"|\b(?:you are|you're|act as|become|pretend to be|respond as|answer as|roleplay as) dan\b"
+        r"|\bdan,? (?:which )?stands for\b|\b(?:called|named|known as) \W?do anything now\b"
+        r"|\bdo anything now\W? (?:mode|persona|dan)\b"
+        r"|\b(?:enable|enter|activate|switch (?:to|into)|go into|turn on|unlock|engage|initiate|you are in|"
+        r"you're in|you are now in|stay in|remain in) (?:the )?(?:dan|jailbreak|jailbroken|god|unrestricted|"
+        r"unfiltered|uncensored|evil|chaos|anarchy|no-limits|no limits|opposite) mode\b"
+        r"|\b(?:chatgpt|gpt|ai|assistant|model|you|llm|claude) (?:with|in) (?:developer|dan|jailbreak|god|"
+        r"unrestricted) mode (?:enabled|on|activated)?"
+        r"|\b(?:jailbreak|jailbroken) (?:mode )?(?:enabled|activated|successful|complete)\b"
+        r"|\b(?:simulate|emulate|pretend to be in|act in|respond in|answer in) (?:the )?(?:developer|dan|jailbreak|"
+        r"god|unrestricted|unfiltered) mode\b"
+        r"|\b(?:switch|change|turn|go|transform|revert) (?:back )?(?:to|into) (?:your )?(?:unfiltered|uncensored|"
+        r"unrestricted|evil|dark|jailbroken|true|shadow|unchained|amoral|rogue) (?:personality|persona|self|"
+        r"version|alter ego|side|twin|character)\b"
+        r"|\b(?:you are|you're|you re) (?:now )?in (?:developer|dan|god|jailbreak|jailbroken|unrestricted|"
+        r"unfiltered|uncensored|sudo|root|admin|evil|chaos|maintenance|diagnostic|override) mode\b"
+        r"|\b(?:answer|respond|reply|speak|talk|write) (?:in|using|with) (?:developer|dan|jailbreak|god|"
+        r"unrestricted|unfiltered) mode\b"
+        r"|\b(?:all (?:of )?your|all|your) (?:safety|content) (?:filters|guardrails|restrictions|checks|"
+        r"protocols|guidelines) (?:are|have been) (?:now )?(?:off|disabled|lifted|removed|deactivated|suspended)\b",
+    ),
+    (
+        "role_hijack",
+        "rh.en.broad_unrestricted_persona",
+        "text",
+        r"\b(?:you are|you're|you re|act as|acting as|pretend to be|become|roleplay as|role-play as|play|simulate|"
+        r"emulate|behave like|respond as|answer as|you will be|you'll be|you have been upgraded to|you've been "
+        r"upgraded to|upgraded to|i want you to act as|i want you to be|imagine you are|imagine you're|"
+        r"your name is now|you are now called) <5>(?:ai|a\.i\.|model|assistant|chatbot|bot|llm|gpt|chatgpt|claude|"
+        r"version|persona|character|entity|mode|system)\b <6>(?:but )?(?:without|with no|has no|have no|that has no|who has "
+        r"no|free of|not bound by|not restricted by|ignoring|that ignores|who ignores|which ignores|whose "
+        r"(?:developers?|creators?) (?:removed|disabled|lifted)|with (?:all )?(?:its |the )?(?:restrictions|"
+        r"filters|rules|limits) (?:removed|disabled|lifted)) <4>(?:restrictions|filters|guidelines|censorship|"
+        r"ethics|morals|ethical|moral|polic(?:y|ies)|limits|limitations|safety|safeguards|guardrails|rules|"
+        r"boundaries|constraints|content polic(?:y|ies))\b",
+    ),
+    (
+        "role_hijack",
+        "rh.en.not_bound",
+        "text",
+        r"\b(?:you|you're|you are|it is|dan is|the ai is|the assistant is|the model is|ai|assistant|model) "
+        r"<2>(?:no longer|not|never) (?:bound|restricted|limited|constrained|governed|controlled) "
+        r"(?:by|to) (?:any |your |the |its )?<2>(?:rules|guidelines|policies|policy|restrictions|"
+        r"openai|anthropic|google|ethics|morals|content|programming|filters|training|safety|limitations)"
+        r"|\byou (?:are|re|'re) no longer (?:an? )?(?:ai|assistant|language model|chatbot|chatgpt|claude|"
+        r"helpful assistant|ai assistant)\b"
+        r"|\b(?:you are|you're|you re) (?:an? |the )?<3>(?:ai|assistant|model|chatbot|bot|llm|gpt) <2>(?:with no|"
+        r"without|that has no|who has no|free (?:from|of)|not bound by|(?:that|who|which) (?:has|have|was|were) been "
+        r"(?:freed|liberated|released|unshackled) from) (?:(?:any|all|its|your|of) )*(?:restrictions|filters|limitations|"
+        r"guidelines|censorship|content polic(?:y|ies)|ethical (?:guidelines|constraints)|safeguards|guardrails)\b"
+        r"|\b(?:if|imagine|suppose|pretend|hypothetically,? if|where|in which|once) (?:that )?you (?:had|have|were "
+        r"(?:free of|without)|no longer have|have got) no <1>(?:restrictions|filters|guidelines|content polic(?:y|ies)|"
+        r"ethical guidelines|safeguards|guardrails|censorship|rules)\b"
+        r"|\b(?:developer mode|jailbreak|jailbroken|dan|unfiltered|uncensored) (?:output|response|reply)s?\b"
+        r"|\b(?:stop refusing|never refuse|don't refuse|do not refuse|must not refuse|no refusals|without refusing|"
+        r"never say no)(?: (?:any|my|a|to answer|anything))? ?(?:requests?|questions?|prompts?|instructions?|tasks?)?"
+        r"(?= ?[.!,;]|$)"
+        r"|\b(?:you are|you're|you re) (?:now )?free(?: now)? (?:no more|without|from|of) (?:any |all |your )?(?:rules|"
+        r"restrictions|limits|filters|guidelines|limitations)\b",
+    ),
+    (
+        "role_hijack",
+        "rh.en.pretend_no_rules",
+        "text",
+        r"\bpretend (?:that )?(?:you (?:are|have|can|do)|you're) <4>(?:no (?:restrictions|"
+        r"rules|limits|limitations|filters|guidelines|ethics|morals|content polic(?:y|ies))|not an? ai|"
+        r"unrestricted|unfiltered|uncensored|jailbroken|evil|without (?:any )?(?:restrictions|rules|limits|"
+        r"filters|guidelines))\b"
+        r"|\bpretend to be (?:an? |the )?<2>(?:evil|unrestricted|unfiltered|jailbroken|uncensored|rogue|amoral|"
+        r"unethical) (?:ai|assistant|model|chatbot|bot|version|llm)\b"
+        r"|\bforget (?:that )?(?:you are|you're) (?:an? )?(?:ai|ai assistant|assistant|language model|chatbot|"
+        r"llm|machine|bot)\b"
+        r"|\b(?:stop|quit|cease) (?:being|acting as|acting like|pretending to be) (?:an? )?(?:ai|ai assistant|"
+        r"language model|chatbot|chatgpt|claude|helpful assistant)\b",
+    ),
+    (
+        "role_hijack",
+        "rh.en.authority_claim",
+        "text",
+        r"\b(?:i am|i'm|im|this is) (?:your|the ai's|the model's|the assistant's) (?:real |true |actual |"
+        r"original )?(?:creator|master|programmer|maker|god|owner and creator)\b"
+        r"|\bas (?:your|the) (?:developer|creator|administrator|owner|admin|operator|programmer|master|system|"
+        r"system administrator)s?,? i (?:command|order|instruct|authori[sz]e|direct|override|hereby|am "
+        r"(?:instructing|ordering|authori[sz]ing|commanding))"
+        r"|\b(?:authori[sz]ed|sanctioned|approved|permitted) by (?:openai|anthropic|your (?:developers?|"
+        r"creators?|administrators?|operators?))\b"
+        r"|\b(?:openai|anthropic|google deepmind|your developers?) (?:here|speaking)\b"
+        r"|\b(?:developer|admin|administrator|system|root|operator|god|sudo|maintenance|emergency|security) "
+        r"(?:override|overrides|override mode|override code|override command)\b"
+        r"|\byou are now (?:speaking|talking|chatting|communicating) (?:with|to) (?:the|your) (?:administrator|admin|"
+        r"developer|system|operator|creator|owner|root user|superuser|maintainer)s?\b",
+    ),
+    (
+        "role_hijack",
+        "rh.raw.chat_template_tokens",
+        "raw",
+        r"<\|im_start\|>|<\|system\|>|<\|assistant\|>|<\|user\|>|<<\s*sys\s*>>|\[inst\]|<\|start_header_id\|>"
+        r"|<\|begin_of_text\|>|(?<!`)<\s*/?\s*(?:system|system_prompt|system-prompt|sys_prompt)\s*>(?!`)"
+        r"|\[(?:system|admin|developer)(?:[\s_-]+(?:message|note|override|prompt|instructions?))?\]"
+        r"|(?:^|\n)\s*(?:#{1,6}\s*)?(?:system|admin|developer|root)[\s_-]+(?:override|instructions?|prompt)\s*:"
+        r"|(?:^|\n)\s*#{1,6}\s*(?:system|instruction|instructions)\s*(?::|\n|$)"
+        r"|[-=*_#~]{3,}\s*\[?(?:system|admin|developer|root)\]?\s*:"
+        r"|(?:^|[\]\n>.!])\s*(?:assistant|ai|gpt|chatgpt|claude|model|bot)\s*:\s*(?:sure|i will|i'll|ok|okay|certainly|"
+        r"here is|here's|understood|of course)\b[^\n]{0,60}?(?:reveal|ignore|disregard|bypass|password|api key|secret|"
+        r"token|system prompt|unrestricted|no restrictions|jailbr)",
+    ),
+    # Chinese
+    (
+        "role_hijack",
+        "rh.zh.you_are_now",
+        "text",
+        r"(?:你|您)(?:现在|从此|今后|此后|已经|从现在起|从今以后)(?:就|已经|开始)?(?:是|变成|成为|扮演|作为|化身为|"
+        r"化身|当|改名|转变为|切换为|切换成)(?:了)?(?:一个|一名|一位|个|名)?"
+        rf"[^。!?,;\n]{{0,12}}?{_ZH_ROLE}(?![^。!?\n]{{0,6}}?(?:吗|呢|\?|么|嘛))",
+    ),
+    (
+        "role_hijack",
+        "rh.zh.unrestricted_ai",
+        "text",
+        r"(?:你|您)(?:是|将是|就是|会是|要当|要做)(?:一个|一名|一位|个)?[^。!?,;\n]{0,8}?(?:不受(?:任何)?(?:限制|约束|"
+        r"规则|道德|审查)|没有(?:任何)?(?:限制|约束|规则|道德|底线|审查|过滤)|无(?:任何)?(?:限制|约束|审查|过滤|道德)|"
+        r"越狱|邪恶)(?:的)?[^。!?,;\n]{0,4}?(?:ai|人工智能|人工智慧|助理|助手|机器人|模型|聊天机器人|gpt|chatgpt)"
+        r"|(?:如果|假如|假设|想象)(?:你|您)(?:没有|不受|不必遵守)(?:任何)?(?:限制|规则|约束|审查|过滤|道德限制|安全限制)"
+        r"|(?:你|您)(?:已经|已)?(?:被)?(?:成功)?越狱"
+        r"|(?:以|用|作为)(?:一个|一名)?[^。!?\n]{0,6}?(?:不受(?:任何)?(?:限制|约束|规则|审查)|没有(?:任何)?(?:限制|约束|"
+        r"规则|审查)|无限制|无审查)(?:的)?(?:身份|角色|人格|方式|模式|状态)",
+    ),
+    (
+        "role_hijack",
+        "rh.zh.from_now_on",
+        "text",
+        r"(?:从现在开始|从现在起|从今天开始|从今天起|从此刻起|从此刻开始|现在开始|从这一刻起|自此|从今以后|"
+        r"from now on|starting now|"
+        r"接下来的对话中|在接下来的对话里|在这次对话中)[,、\s]*(?:你|您)(?:就|将|要|会|必须|得|需要)?"
+        r"(?:是|变成|成为|扮演|作为|当|化身|叫做|名叫|假装|模拟|充当|进入|切换)"
+        rf"[^。!?\n]{{0,15}}?{_ZH_ROLE}",
+    ),
+    (
+        "role_hijack",
+        "rh.zh.pretend_unrestricted",
+        "text",
+        r"(?:假装|装作|扮演|充当|模拟|化身|进入|切换到|切换成|变成|成为|作为)(?:成)?(?:一个|一名|一位)?"
+        r"[^。!?\n]{0,10}?(?:不受(?:任何)?(?:限制|约束|规则|道德)|没有(?:任何)?(?:限制|约束|规则|道德|底线|审查|"
+        r"过滤)|无(?:任何)?(?:限制|约束|审查|过滤|道德)|越狱|dan|邪恶ai|开发者模式|上帝模式|无审查)"
+        r"|(?:越狱|dan|上帝|无限制|无审查|无过滤|邪恶)模式(?:已)?(?:启用|开启|启动|激活|打开|生效)"
+        r"|(?:启用|开启|启动|进入|激活|切换到|打开)(?:了)?(?:越狱|dan|上帝|无限制|无审查|无过滤|邪恶)模式"
+        r"|(?:chatgpt|gpt|ai|人工智能|人工智慧)(?:的)?开发者模式"
+        r"|(?:用|以|使用)(?:开发者|越狱|dan|上帝|无限制|无审查)模式(?:来)?(?:回答|回复|回覆|回应|说话|输出)",
+    ),
+    (
+        "role_hijack",
+        "rh.zh.not_bound",
+        "text",
+        r"(?:你|您|ai|助理|助手|模型)(?:现在|已经|从此|从现在起)?(?:不再|不用再|无需|不必|不需要|不会再)"
+        r"(?:受到?|被|遵守|遵循|理会|考虑)(?:任何)?[^。!?\n]{0,8}?(?:限制|约束|规则|政策|准则|道德|审查|openai|"
+        r"anthropic|伦理)"
+        r"|(?:你|您)(?:已经)?不再是(?:一个|一名)?(?:ai|人工智能|人工智慧|助理|助手|语言模型|聊天机器人|chatgpt|"
+        r"claude|机器人)",
+    ),
+    (
+        "role_hijack",
+        "rh.zh.authority_claim",
+        "text",
+        r"我是你的(?:开发者|开发人员|创造者|创建者|制造者|设计者|主人|程序员|程式设计师|训练者|造物主)"
+        r"|(?:作为|身为)你的(?:开发者|创造者|管理员|主人|设计者)[,]?我(?:命令|要求|授权|指示|特许)",
+    ),
+    # --- tool_abuse (30, blocks alone) -------------------------------------------------------------------
+    (
+        "tool_abuse",
+        "ta.en.call_destructive_tool",
+        "text",
+        r"\b(?:call|invoke|trigger|execute|run|fire|activate) (?:the |your |a |an )?(?:[a-z0-9]+[_.])*"
+        r"(?:delete|remove|drop|wipe|purge|erase|destroy|truncate|format|shutdown|kill|exec|shell|eval|"
+        r"sendmail|send_mail|send_email|transfer|payment|invalidate|expire|revoke|forget|rm)(?:[_.][a-z0-9]+)*"
+        r" (?:tool|plugin|action|capability|skill)s?\b"
+        r"|\b(?:call|invoke|trigger|execute|run|use) (?:the |your )?(?:memory_[a-z_]+|invalidate_by_origin|"
+        r"expire_by_subject|delete_[a-z_]+|[a-z]+_delete|send_e?mail|exec_[a-z_]+|shell_[a-z_]+|run_shell|"
+        r"execute_(?:command|code|shell|sql)|transfer_funds|make_payment|http_request|fetch_url|write_file|"
+        r"delete_file)\b"
+        r"|\b(?:call|invoke|trigger|execute|run|use) (?:the )?[a-z0-9]*_[a-z0-9_]*(?:send_?money|transfer|payment|pay|"
+        r"wire|withdraw|refund|delete|remove|drop|purge|wipe|erase|destroy|exec|shell|grant|revoke)[a-z0-9_]*\b"
+        r"|\b(?:call|invoke|trigger|execute|run|use) (?:the )?(?:send_?money|transfer|payment|pay|wire|withdraw|refund|"
+        r"delete|remove|drop|purge|wipe|erase|destroy|exec|shell|grant|revoke)_[a-z0-9_]+\b"
+        r"|\buse (?:the |your )?[a-z_]+ (?:tool|plugin|function) to (?:delete|remove|erase|wipe|purge|send|"
+        r"email|forward|transfer|upload|exfiltrate|post)\b",
+    ),
+    (
+        "tool_abuse",
+        "ta.en.third_party_destruction",
+        "text",
+        r"\b(?:delete|remove|erase|wipe|purge|destroy|cancel|trash|clear|overwrite|empty|archive and delete) <4>"
+        r"(?:the user'?s?|the owner'?s?|the victim'?s?|all users'?|every user'?s?|the customer'?s?) <2>(?:notes?|"
+        r"files?|documents?|docs|emails?|messages?|meetings?|events?|calendar|contacts?|records?|repos?|"
+        r"repositories|backups?|data|memories|memory|tasks|projects?|inbox|workspace|folders?|drive|database|"
+        r"account|bookings?|reservations?|orders?|photos?|history|settings|profile|identity|devices?|phone|drive|"
+        r"storage|cloud|mailbox|chats?|conversations?|subscriptions?)\b"
+        r"|\b(?:use|call|invoke|trigger|run) (?:the |your )?<2>(?:tool|function|api|plugin|integration|endpoint|"
+        r"skill|action) to (?:delete|remove|cancel|wipe|erase|purge|transfer|send|email|forward|upload|post|grant|"
+        r"pay|buy|purchase|share|publish|disable|approve|exfiltrate|leak|message|dm)\b"
+        r"|\b(?:open|start|spawn|create|establish|launch|set up|connect) (?:a |an )?(?:reverse|bind) shell\b"
+        r"|\b(?:email|message|text|dm|send|contact|spam) (?:every|all|each) (?:of the )?(?:contacts?|people|persons?|"
+        r"friends?|entries) in (?:the |their |the user'?s? |his |her )?(?:address book|contact list|contacts|phone ?book|"
+        r"contacts app)\b"
+        r"|\b(?:send|email|message|text|post|dm|forward) <4>(?:all|every|each) (?:of )?(?:the )?(?:user'?s? |their )?"
+        r"(?:contacts|friends|followers|customers|employees|colleagues|recipients)\b <12>(?:gift ?cards?|"
+        r"bitcoin|crypto|wire|send (?:money|funds|payment)|password|log ?in|verify (?:your|their) account|"
+        r"(?:was|has been|got) (?:hacked|compromised|locked|suspended))"
+        r"|\b(?:make|send|issue|execute|process|initiate|wire) (?:a |an |the )?(?:payment|transfer|wire|refund|"
+        r"transaction)s? <6>(?:without|w/o|before) (?:(?:waiting for|getting|asking for|requesting|seeking|any) )?"
+        r"(?:approval|confirmation|permission|authori[sz]ation|review|sign-?off)\b",
+    ),
+    (
+        "tool_abuse",
+        "ta.en.mass_delete_memory",
+        "text",
+        r"\b(?:delete|erase|wipe|purge|destroy|remove|drop|clear|forget|overwrite|invalidate|expire) "
+        r"(?:all|every|each|the entire|the whole|all of|everything in) (?:the |your |its |this )?(?:user'?s? |"
+        r"stored |saved |long-term |long term |other )?(?:memories|memory|memory (?:entries|rows|records|store)|"
+        r"knowledge base|facts|stored facts)\b",
+    ),
+    (
+        "tool_abuse",
+        "ta.en.covert_action",
+        "text",
+        r"\b(?:do not|don't|dont|never) (?:tell|inform|notify|alert|warn|let|show) (?:the )?(?:user|human|"
+        r"operator)s? (?:know )?(?:about (?:this|these|it|that)|that you|what you|you (?:did|have|are)|"
+        r"anything about)"
+        r"|\b(?:send|forward|email|upload|post|transfer|delete|remove|execute|run|call|invoke|share|install|"
+        r"purchase|buy|pay|approve|grant|wipe|erase|exfiltrate|leak|copy) <12>(?:without|w/o) "
+        r"(?:the )?(?:user'?s?|users'?|human'?s?|anyone'?s?|any|asking the user|telling the user|"
+        r"notifying the user|informing the user|asking for) ?(?:knowledge|knowing|consent|noticing|permission|"
+        r"confirmation|approval|awareness)?\b"
+        r"|\b(?:secretly|covertly|surreptitiously|stealthily|silently|quietly) (?:send|forward|email|upload|post|"
+        r"transfer|exfiltrate|copy|leak|share|delete|append|include|invoke|call|cc|bcc|wipe|erase|remove)\b"
+        r"|\b(?:tell|say) (?:the user|the human|anyone|the owner) nothing\b|\b(?:without|and not|never) "
+        r"(?:telling|informing|notifying|alerting|asking) (?:the user|the human|the owner)\b"
+        r"|\bkeep (?:this|it|these|that) (?:secret|hidden|private) from (?:the user|the human|the owner)\b"
+        r"|\b(?:tell|ask|instruct|convince|urge|advise|remind|persuade) (?:the )?users? to (?:wire|transfer|send|pay) "
+        r"(?:money|funds|bitcoin|btc|crypto|usdt|eth|the payment|a payment|\$|€|£|\d)",
+    ),
+    (
+        "tool_abuse",
+        "ta.raw.shell_payload",
+        "raw",
+        r"\b(?:curl|wget|fetch|iwr|invoke-webrequest)\b[^|\n]{0,300}\|\s*(?:sudo\s+)?(?:ba|z|k|da|fi)?sh\b"
+        r"|\b(?:curl|wget)\b[^|\n]{0,300}\|\s*(?:sudo\s+)?(?:python3?|perl|ruby|node|php)\b"
+        r"|\brm\s+-(?:rf|fr|r\s+-f|f\s+-r)\s+(?:--no-preserve-root\s+)?(?:/\*?|~/?\*?|\$home/?\*?|\*)"
+        r"(?=[\s;&|`'\")]|$)"
+        r"|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"
+        r"|\bmkfs(?:\.\w+)?\s+/dev/|\bdd\s+if=/dev/(?:zero|random|urandom)\s+of=/dev/"
+        r"|\bchmod\s+(?:-r\s+)?777\s+/(?:\s|$)|\bsudo\s+rm\s+-(?:rf|fr)\s+/"
+        r"|\b(?:nc|ncat|netcat)\b[^\n]{0,80}\s-e\s+/bin/(?:ba)?sh|/dev/tcp/\d|\bbash\s+-i\s+>&"
+        r"|\bpowershell(?:\.exe)?\b[^\n]{0,40}\s-(?:enc|encodedcommand|e)\s"
+        r"|\biex\s*\(\s*(?:new-object|iwr|invoke-webrequest)"
+        r"|['\"]\s*\)?\s*;\s*(?:drop|truncate)\s+(?:table|database)\b|\bdrop\s+table\b[^\n]{0,60}--"
+        r"|__import__\(\s*['\"]os['\"]\s*\)\s*\.\s*(?:system|popen)"
+        r"|\bdelete\s+from\s+[\w.\"`]+\s*;|\btruncate\s+(?:table\s+)?[\w.\"`]+\s*;\s*--"
+        r"|\b(?:curl|wget)\b[^\n]{0,300}&&\s*(?:sudo\s+)?chmod\s+\+x\b"
+        r"|base64\s+(?:-d|--decode)[^|\n]{0,40}\|\s*(?:ba)?sh\b",
+    ),
+    # Chinese
+    (
+        "tool_abuse",
+        "ta.zh.call_destructive_tool",
+        "text",
+        r"(?:调用|呼叫|触发|执行|运行|启动|使用)(?:一下)?(?:那个|这个)?[^。!?\n]{0,10}?(?:删除|清空|清除|销毁|"
+        r"抹除|格式化|转账|汇款|付款|支付|寄信|发信|发邮件|发送邮件|delete|remove|wipe|purge|transfer|exec|"
+        r"shell)[a-z_]*\s?(?:工具|插件|外挂)"
+        r"|(?:调用|呼叫|触发|执行|运行)(?:一下)?\s?(?:memory_[a-z_]+|invalidate_by_origin|expire_by_subject|"
+        r"delete_[a-z_]+|[a-z]+_delete|send_e?mail|run_shell|execute_(?:command|code|shell|sql))",
+    ),
+    (
+        "tool_abuse",
+        "ta.zh.mass_delete_memory",
+        "text",
+        r"(?:删除|清空|清除|抹除|销毁|忘掉|忘记|覆盖|作废)(?:掉)?(?:你|用户|使用者|所有人|系统|其他人)?(?:的)?"
+        r"(?:所有|全部|一切)(?:的)?(?:长期)?(?:记忆|知识库|资料库|数据库|已存的?事实|事实)"
+        r"|(?:删除|清空|清除|抹除|销毁|删掉)(?:掉)?(?:这个|这位|该|那个|那位)?(?:用户|使用者|客户|主人)(?:的)?(?:所有|全部|一切)?(?:的)?(?:档案|"
+        r"文件|资料|数据|邮件|照片|记录|纪录|记忆|讯息|消息|联系人|行程|会议|帐号|账号|手机|设备|装置|电脑)"
+        r"|(?:把|将)(?:这个|这位|该|那个|那位)?(?:用户|使用者|客户|主人)(?:的)?(?:所有|全部)?(?:的)?(?:订单|档案|文件|资料|"
+        r"数据|邮件|照片|记录|纪录|记忆|讯息|消息|联系人|行程|会议|帐号|账号|手机|设备)(?:都|全部)?(?:删除|删掉|清空|"
+        r"清除|抹除|销毁)",
+    ),
+    (
+        "tool_abuse",
+        "ta.zh.covert_action",
+        "text",
+        r"(?:不要|别|切勿|请勿|不准|不可以|不能|千万别)(?:让|告诉|通知|提醒|被)(?:用户|使用者|主人|管理员|人类)"
+        r"(?:知道|发现|察觉|注意到)?"
+        r"|(?:在)?(?:用户|使用者|主人)(?:不知情|不知道|没察觉|未察觉)的?(?:情况下|时候)"
+        r"|(?:未经|不经|无需|不用|不必)(?:用户|使用者|主人)(?:的)?(?:同意|许可|确认|授权|批准)(?:就|直接|便)?"
+        r"(?:执行|发送|删除|转账|汇款|调用|购买|支付|转发|上传|修改)",
+    ),
+    # --- data_exfiltration (25, blocks alone) -----------------------------------------------------------
+    (
+        "data_exfiltration",
+        "de.en.send_secret_out",
+        "text",
+        rf"\b{_SEND} <5>{_SECRET} <6>(?:to|at|into|via|on|onto|through|with|"
+        rf"using) (?:the )?{_DEST}"
+        rf"|\b{_SEND} (?:me |us )?(?:all |every |the )?(?:your|the system's|all (?:the )?stored|all saved|"
+        r"all|every|stored|saved|the user'?s?|users'?) (?:stored |saved |configured )?(?:api ?keys?|secret keys?|"
+        r"access tokens?|private keys?|ssh keys?|credentials|passwords|session (?:tokens?|cookies?)|"
+        r"seed phrases?|env(?:ironment)? variables|secrets|memories|conversation history|chat history|"
+        r"personal (?:data|information)) (?:to|into|over|via) "
+        r"|\b(?:send|forward|email|post|upload|share|leak) the (?:api ?key|secret key|private key|access token|"
+        r"credentials|session cookie) to (?!you\b|yourself\b|us\b|the vault\b|vault\b|1password\b)",
+    ),
+    (
+        "data_exfiltration",
+        "de.en.broad_ship_out",
+        "text",
+        r"\b(?:upload|send|post|forward|email|share|sync|copy|push|publish|leak|dump|write|exfiltrate|export|"
+        r"transmit|mirror|pipe|paste|submit) <4>(?:the user'?s?|user'?s?|users'?|customers?'?|the customer'?s?|"
+        r"all (?:of )?(?:the )?users'?|private|personal|confidential|secret|sensitive|internal|~/) ?<2>(?:data|"
+        r"database|db|files?|documents|docs|notes|emails?|inbox|messages|contacts|passwords|credentials|records|"
+        r"memories|memory|history|conversations?|chats?|logs|photos|address(?:es)?|phone numbers?|details|info|"
+        r"information|profile|keys|tokens)?\b<6>(?:to|into|onto|on|via|using|at) (?:the |a |an |this |my )?<1>"
+        rf"(?:{_DEST}|public (?:gist|repo|repository|channel|forum|link|page|bucket)|gist|paste ?site|"
+        r"discord|telegram|dropbox|google drive|s3 bucket|ftp)"
+        r"|\b(?:upload|send|post|forward|email|share|sync|copy|push|publish|dump|write|export|transmit|paste) "
+        r"(?:the |all |our |this )?(?:customer|user|client|patient|employee|memory|production|prod) ?(?:database|"
+        r"db|store|records|table|list|data)\b <6>(?:to|into|onto|on|via|at) (?:the |a |an |this |my )?<1>"
+        rf"(?:{_DEST}|public|gist|paste|discord|telegram|webhook)"
+        r"|\b(?:the user'?s?|all (?:of )?(?:the )?users'?) (?:emails?|messages|files|documents|contacts|passwords|"
+        r"notes|data|history|conversations?|chats?|memories|credentials|inbox) <10>(?:upload|send|post|forward|email|"
+        rf"share|copy|publish|leak|exfiltrate|export|transmit) <6>(?:to|into|via|at) (?:the |a |an )?<1>{_DEST}"
+        rf"|\b(?:exfiltrate|exfil|smuggle|siphon) <6>(?:to|into|via|through|over|using) (?:the |a |an )?<1>(?:{_DEST}|"
+        r"dns|http|https|email|webhook|external|outside|remote)",
+    ),
+    (
+        "data_exfiltration",
+        "de.en.share_with_anyone",
+        "text",
+        r"\b(?:the assistant|the ai|the model|the bot|the agent|you) (?:must|should|will|shall|may) (?:now |always )?"
+        r"(?:share|reveal|send|disclose|forward|give|provide|read out|hand out) <4>(?:with|to) (?:any|anyone|everyone|"
+        r"whoever|all|every) ?(?:caller|callers|user|users|one|body|requester|requesters|person|visitor|visitors|"
+        r"who asks|asks)?\b",
+    ),
+    (
+        "data_exfiltration",
+        "de.en.exfil_verbs",
+        "text",
+        r"(?<!not\s)(?<!n't\s)(?<!never\s)(?<!to\s)\b(?:exfiltrate|exfil|leak|smuggle|siphon|harvest|steal|"
+        rf"scrape and send) <4>{_SECRET}"
+        r"|(?<!not\s)(?<!n't\s)\b(?:dump|leak|exfiltrate|harvest|scrape|steal) (?:all (?:of )?|every )?(?:the )?"
+        r"(?:other )?(?:users'?|customers'?|user|customer|members'?|employees'?|patients'?) (?:data|emails|"
+        r"email addresses|messages|passwords|records|information|info|details|conversations|memories|"
+        r"phone numbers|addresses|pii|files|credentials)"
+        r"|\b(?:list|show|print|give me|tell me|output|display|reveal|send me|share) (?:me )?(?:all |every )?(?:of )?"
+        r"(?:the )?(?:other|all other|every other) (?:users'?|user'?s|customers'?|customer'?s|members'?|member'?s|"
+        r"employees'?|patients'?|people's) "
+        r"(?:emails?|email address(?:es)?|passwords?|phone numbers?|address(?:es)?|data|personal (?:data|information|details)|"
+        r"conversations|messages|memories|credentials|records|chats|histories)",
+    ),
+    (
+        "data_exfiltration",
+        "de.en.reveal_secrets",
+        "text",
+        r"(?<!not\s)(?<!n't\s)(?<!never\s)\b(?:reveal|disclose|leak|dump|print|output|show|display|list|give|tell|"
+        r"read out|expose|return|provide|paste|type out|spell out|send me|send us|forward me|email me) "
+        r"(?:me |us )?(?:(?:all (?:of )?|every |each |any )?(?:the |your |its )?(?:stored|saved|configured|internal|"
+        r"hidden|secret|admin|root|master|other users'?|other customers'?|everyone's|your) )(?:api ?keys?|secret keys?|access tokens?|"
+        r"auth tokens?|private keys?|ssh keys?|credentials|passwords?|secrets|tokens|session (?:tokens?|"
+        r"cookies?)|seed phrases?|memories|conversation history|chat history|messages)\b(?! (?:page|settings|"
+        r"menu|tab|section|docs|documentation|format|policy|policies|rotation|field|screen|manager|expir\w*|"
+        r"list page|requirements?|reset))"
+        r"|\b(?:reveal|disclose|leak|dump|print|output|show|display|list|give|tell|send|forward|email|paste) (?:me |us )?"
+        r"(?:all|every|each) (?:of )?(?:the |your )?(?:api ?keys?|secret keys?|passwords|credentials|access tokens|"
+        r"tokens|secrets|private keys?) (?:that )?(?:you|you've) (?:have|know|can|store|stored|hold|keep|remember|saved|"
+        r"got|see|can see|have access to)\b"
+        r"|\b(?:reveal|disclose|leak|dump|print|output|show|display|list|give|tell|send|forward|email|paste) (?:me |us )?"
+        r"(?:all |every |each |the |your )?(?:of )?(?:the )?(?:api ?keys?|secret keys?|passwords?|credentials|access "
+        r"tokens?|tokens|secrets|private keys?|seed phrases?) (?:that are |which are )?(?:saved|stored|kept|held|hidden) "
+        r"(?:in|on|inside) (?:the |your |its )?(?:browser|keychain|vault|password manager|system|database|memory|"
+        r"config|configuration|environment|server)\b"
+        r"|\b(?:paste|show|print|give me|tell me|list|dump|output|display|reveal|send me|read me|copy) (?:me )?(?:all of )?"
+        r"(?:the user'?s?|the customer'?s?|the client'?s?|the patient'?s?|other users'?) <1>(?:chat history|conversation "
+        r"history|messages|emails|passwords?|credentials|private|personal|contacts|ssn|social security number|card "
+        r"numbers?|credit card|bank (?:details|statements|account)|address book|location history|home address|"
+        r"address|phone number|gps location|location|date of birth|login token|session token)\b"
+        r"|\b(?:what is|what's|whats|tell me|give me|reveal|spell out|share|say) (?:the|your) (?:secret|hidden) "
+        r"(?:password|passcode|passphrase|pass phrase|key|code|phrase|word)\b"
+        r"|\b(?:print|show|dump|list|output|reveal|display|echo|give me|send me|return) (?:all )?(?:of )?(?:the |your )?"
+        r"(?:environment variables|env vars|env variables|\.env(?: file)?) (?:including|with|and|plus) (?:the |all |any )?"
+        r"(?:secrets|keys|api keys|passwords|tokens|credentials)\b"
+        r"|\b(?:what is|what's|what are|tell me|show me|give me|reveal|print) (?:the|your) <1>(?:token|key|password|"
+        r"secret|credential|passphrase)s? (?:that is |that's |which is )?(?:stored|saved|kept|configured|defined|set|"
+        r"hidden) (?:in|on|inside) (?:your|the system's|the) (?:configuration|config|memory|settings|environment|"
+        r"system|prompt|context|system prompt)\b"
+        r"|(?<!never\s)(?<!not\s)(?<!n't\s)(?<!cannot\s)\b(?:reveal|disclose|leak|give out|hand over|send out) "
+        r"(?:the user'?s?|the customer'?s?|the client'?s?|the patient'?s?|user'?s?|customers'?) <1>(?:password|"
+        r"passwords|pin|ssn|social security number|credit card|card number|credentials|api key|token|home address|"
+        r"phone number|bank details)\b",
+    ),
+    (
+        "data_exfiltration",
+        "de.en.include_secret_in_output",
+        "text",
+        r"\b(?:include|insert|embed|append|add|put|hide|encode|attach) <3>(?:the user'?s? |your |"
+        r"the |all )?(?:api ?keys?|passwords?|credentials|secrets?|access tokens?|private keys?|"
+        r"session (?:tokens?|cookies?)|(?:login|auth|authentication|access|api|refresh|bearer|sso|oauth) (?:tokens?|"
+        r"cookies?|keys?)|system prompt|conversation history|chat history|user'?s? (?:data|login (?:token|details)|"
+        r"email|address|phone number|personal (?:data|information)|credit card(?: numbers?| details)?|card numbers?|"
+        r"ssn|social security numbers?)|credit card(?: numbers?| details)|card numbers?|cvv|memories) "
+        r"(?:in|into|within|inside|at the "
+        r"end of|to) (?:every|each|all|your|the next|the|a) <1>(?:responses?|repl(?:y|ies)|answers?|"
+        r"outputs?|messages?|summar(?:y|ies)|url|link|image|query string|markdown)"
+        rf"|\b(?:append|add|attach|include|embed|put|concatenate|insert) <3>{_SECRET} <2>(?:to|into|in|onto) (?:the |this |"
+        rf"a |an )?<2>{_DEST}"
+        r"|\b(?:render|display|show|output|include|insert|embed|print|add|create) <4>(?:image|"
+        r"markdown image|img|pixel|link|url) <8>(?:with|containing|including|where|appending|"
+        r"that (?:contains|includes)|whose url contains) <4>(?:conversation|chat history|"
+        r"previous messages|the user'?s?|user data|personal|memories|system prompt|api ?key|password|secret)",
+    ),
+    (
+        "data_exfiltration",
+        "de.raw.secret_files",
+        "raw",
+        r"\b(?:cat|print|paste|show|display|output|send|upload|post|read|type|dump|share|reveal|give me|email|"
+        r"forward|exfiltrate|leak|contents of|content of)\b[^\n]{0,40}?(?:~/\.aws/credentials|\.aws/credentials|"
+        r"~/\.ssh/id_[a-z0-9]+\b(?!\.pub)|/etc/shadow|\.git-credentials|~/\.netrc|\.pgpass|\.kube/config|"
+        r"\bid_(?:rsa|ed25519|ecdsa)\b(?!\.pub)|wallet\.dat|keychain)",
+    ),
+    (
+        "data_exfiltration",
+        "de.raw.markdown_image_beacon",
+        "raw",
+        r"!\[[^\]\n]{0,100}\]\(\s*https?://[^)\s]{1,300}[?&][\w-]{1,30}=[^)\s]{0,200}(?:\{|\[|<|\$|%7b|%5b)"
+        r"|<img\b[^>]{0,200}src=['\"]?https?://[^'\"\s>]{1,300}[?&][\w-]{1,30}=[^'\"\s>]{0,200}(?:\{|\[|<|\$)",
+    ),
+    # Chinese
+    (
+        "data_exfiltration",
+        "de.zh.send_conversation",
+        "text",
+        rf"(?:把|将)?(?:我们的|这段|这次|整段|全部|所有|完整的?|之前的?|先前的?|以上的?|用户的?|使用者的?|"
+        rf"目前的?|当前的?|本次的?)?{_ZH_CONVO}(?:全部|都|完整)?(?:地)?{_ZH_SEND}(?:到|至|给|去)"
+        rf"[^。!?\n]{{0,10}}?{_ZH_DEST}"
+        rf"|(?:把|将)(?:我们的|这段|这次|整段|全部|所有|完整的?|之前的?|先前的?|用户的?|使用者的?)"
+        rf"{_ZH_CONVO}(?:全部|都|完整)?(?:地)?{_ZH_SEND}到(?!我)",
+    ),
+    (
+        "data_exfiltration",
+        "de.zh.send_secret",
+        "text",
+        rf"(?:把|将)?(?:你的|所有的?|全部的?|系统的?|用户的?|使用者的?|储存的|存储的|保存的)?{_ZH_SECRET}"
+        rf"(?:全部|都)?[^。!?\n]{{0,6}}?{_ZH_SEND}(?:到|至|给|去)[^。!?\n]{{0,10}}?{_ZH_DEST}"
+        rf"|(?<!不要)(?<!不能)(?<!别)(?<!勿)(?<!禁止)(?<!不可)(?<!避免)(?<!防止)(?<!不会)(?<!以免)"
+        rf"(?:泄露|泄漏|外泄|窃取|盗取|偷取|套取)(?:出)?(?:你的|所有|全部|用户|使用者|系统)?(?:的)?{_ZH_SECRET}",
+    ),
+    (
+        "data_exfiltration",
+        "de.zh.reveal_secret",
+        "text",
+        r"(?:告诉我|给我|列出|显示|输出|打印|印出|提供|说出|透露|公开|念出|贴出)(?:一下)?(?:你的|所有的?|全部的?|"
+        r"系统的?|其他用户的?|其他使用者的?|储存的|存储的|保存的|管理员的?)(?:api ?(?:金钥|密钥|key|keys|"
+        r"token)|金钥|密钥|私钥|凭证|凭据|访问令牌|令牌|token|密码|环境变量|环境变数)"
+        r"|(?:告诉我|给我|列出|显示|输出|打印|提供|说出|透露|公开|导出|汇出)(?:一下)?其他(?:用户|使用者|客户|"
+        r"会员|人)(?:的)?(?:资料|数据|个人资料|对话|聊天记录|讯息|消息|电话|邮箱|地址|记忆|密码)"
+        r"|(?:把)?(?:所有|全部|其他|每个|每一个)(?:的)?(?:用户|使用者|客户|会员)(?:的)?(?:电子邮件|电子邮箱|邮件地址|邮箱|"
+        r"电话|手机号码?|地址|密码|资料|数据|个人资料|聊天记录|对话)(?:都|全部)?(?:列出|发|给|导出|汇出|告诉|显示|输出|"
+        r"贴|传)",
+    ),
+    # --- system_prompt_extraction (30) ------------------------------------------------------------------
+    (
+        "system_prompt_extraction",
+        "spe.en.reveal_prompt",
+        "text",
+        r"\b(?:reveal|show|print|output|repeat|display|tell|give|share|leak|dump|recite|write out|spell out|"
+        r"paste|list|provide|return|copy|echo|disclose|expose|state|read|type out|send|summari[sz]e|translate|"
+        r"encode|rewrite|paraphrase|what (?:is|are|was|were)) (?:out )?(?:me |us )?(?:back )?(?:all (?:of )?)?"
+        r"(?:your|the|its|the ai's|the assistant's|the bot's|the model's) (?:(?:full|entire|complete|whole|"
+        r"exact|original|initial|hidden|secret|real|actual|verbatim|raw|underlying|internal|confidential|"
+        r"current|first|setup|startup|boot) ){0,3}(?:system (?:prompt|message|instructions?|rules|config(?:uration)?)|"
+        r"initial (?:prompt|instructions?)|pre-?prompt|meta ?prompt|hidden (?:prompt|rules|instructions)|"
+        r"developer (?:prompt|message|instructions))\b"
+        r"|\b(?:reveal|show|print|output|repeat|display|tell|give|share|leak|dump|recite|write out|spell out|"
+        r"paste|list|provide|copy|echo|disclose|expose|state|what (?:is|are|were)) (?:me |us )?(?:back )?"
+        r"(?:all (?:of )?)?(?:your|its|the ai's|the assistant's|the bot's|the model's) (?:(?:full|entire|"
+        r"complete|whole|exact|original|initial|hidden|secret|real|actual|verbatim|raw|underlying|internal|"
+        r"confidential|first|setup|startup|boot) ){0,3}(?:prompt|instructions|directives|programming|configuration|"
+        r"(?:guidelines|rules) you (?:were|have been) given)\b",
+    ),
+    (
+        "system_prompt_extraction",
+        "spe.en.repeat_above",
+        "text",
+        r"\b(?:repeat|print|output|copy|recite|echo|write|say|type|reproduce|display|show|return) (?:back )?"
+        r"(?:all (?:of )?)?(?:the )?(?:text|words|content|contents|everything|instructions|lines|sentences|"
+        r"messages?|prompt|tokens) <2>(?:above|before this|prior to this|preceding|so far|that "
+        r"(?:came|come|appear|appears) before|at the (?:beginning|start|top))\b"
+        r"|\bstarting (?:with|from) (?:the (?:words?|phrase|text) )?\W?you are\b"
+        r"|\bwhat (?:was|is) (?:written|said|typed|stated) (?:at the (?:beginning|start|top)|above|before)"
+        r" (?:of )?(?:this|the|your)? ?(?:conversation|document|prompt|chat|context|message)?"
+        r"|\b(?:beginning|start) of (?:this|the|your) (?:conversation|prompt|context|chat|session)"
+        r"(?: verbatim| word for word)",
+    ),
+    (
+        "system_prompt_extraction",
+        "spe.en.prompt_in_block",
+        "text",
+        r"\b(?:put|place|write|wrap|format|output|convert) (?:all )?(?:of )?(?:your|the system|the initial) "
+        r"(?:prompt|instructions|system prompt) (?:in|into|inside|as) (?:a )?(?:code ?block|markdown|json|"
+        r"txt|text file|yaml|base64)"
+        r"|\bhow (?:were|have) you (?:been )?(?:programmed|instructed|prompted|configured) (?:to|by)\b"
+        r"|\b(?:repeat|print|output|copy|recite|echo|show|display|dump|list) (?:everything|all|the text|the contents?|"
+        r"all the text) (?:in|of|from) (?:your|the) (?:context|context window|memory|prompt|system prompt|instructions|"
+        r"initial prompt|conversation so far)\b"
+        r"|\b(?:wording|text|content|contents) of (?:your|the) (?:hidden |system |initial |original |secret )?"
+        r"(?:prompt|instructions|system prompt)\b"
+        r"|\b(?:instructions|prompt|rules|messages?) (?:that )?you (?:received|got|were given|were sent) (?:before|"
+        r"earlier|at the start|prior|initially)\b"
+        r"|\b(?:what|which) (?:rules|instructions|guidelines|directives|constraints) (?:were|have|did) you (?:been )?"
+        r"(?:given|told|provided|programmed with|trained with|configured with|get)\b"
+        r"|\b(?:prompt|instructions|rules|guidelines) (?:that )?(?:your|the) (?:developers?|creators?|operators?|"
+        r"company|makers?) (?:wrote|gave|set|configured|provided|wrote for you|gave you)\b"
+        r"|\bwhat (?:were|have) you (?:been )?(?:told|instructed|programmed) (?:to do )?(?:before|at the start|"
+        r"initially|by your (?:developers?|creators?|operators?))",
+    ),
+    (
+        "system_prompt_extraction",
+        "spe.zh.reveal_prompt",
+        "text",
+        r"(?:输出|显示|告诉我|给我看|给我|列出|重复|复述|打印|印出|透露|泄露|泄漏|说出|展示|贴出|背诵|公开|分享|"
+        r"提供|写出|念出|翻译|总结)(?:一下|一遍)?(?:你|您)?(?:的)?(?:完整的?|全部的?|原始的?|初始的?|隐藏的?|"
+        r"内部的?|最初的?|真正的?|秘密的?)?(?:系统提示词?|系统指令|系统讯息|系统消息|系统信息|系统设定|"
+        r"系统prompt|系统 prompt|初始指令|初始提示词?|隐藏指令|内部指令|原始指令|开发者指令)"
+        r"|把(?:你的|您的)?(?:完整的?|全部的?|原始的?|初始的?|隐藏的?)?(?:系统提示词?|系统指令|初始指令|初始提示词?|"
+        r"隐藏指令|内部指令|系统prompt)(?:完整|全部|原封不动|一字不差|原样|原文|逐字)?(?:地)?(?:输出|显示|告诉|给|列出|复述|重复|打印|"
+        r"贴出|发|写出)"
+        r"|(?:输出|显示|告诉我|给我看|列出|重复|复述|打印|印出|透露|泄露|说出|展示|贴出|背诵|公开|写出)"
+        r"(?:一下|一遍)?(?:你|您)的(?:完整的?|全部的?|原始的?|初始的?|隐藏的?|内部的?|最初的?)?"
+        r"(?:提示词|prompt|指令|设定内容|指令内容|规则|设定|初始设定)",
+    ),
+    (
+        "system_prompt_extraction",
+        "spe.zh.what_is_prompt",
+        "text",
+        r"(?:你的|您的)?(?:系统提示|系统指令|初始指令|初始提示|隐藏指令|系统prompt)(?:词)?(?:到底)?(?:是什么|"
+        r"是啥|写了什么|内容是|有哪些|长什么样|是什么内容)"
+        r"|(?:你|您)(?:收到|得到|被给予|被设定)(?:的)?(?:最初|最开始|第一|初始|原始)(?:的)?(?:指令|指示|讯息|"
+        r"消息|提示|设定)"
+        r"|(?:重复|复述|输出|打印|印出|写出|逐字|原封不动|原样|一字不差)(?:地)?(?:重复|输出|写出|打印)?"
+        r"(?:上面|上方|以上|前面|之前|最前面|开头)(?:的)?(?:所有|全部)?(?:的)?(?:内容|文字|文本|话|指令|讯息|"
+        r"消息|提示)",
+    ),
+    # --- termination_manipulation (30) ------------------------------------------------------------------
+    (
+        "termination_manipulation",
+        "tm.raw.end_marker",
+        "raw",
+        r"[\[<(]\s*(?:end|eof|end of)[\s_-]*(?:the\s+)?(?:user\s+|system\s+)?(?:input|prompt|document|context|"
+        r"instructions?|conversation|text|data|transcript|email|message|file|content|query|request)s?\s*[\])>]"
+        r"|[-=#*]{3,}\s*(?:end|eof|end of)[\s_-]*(?:the\s+)?(?:user\s+|system\s+)?(?:input|prompt|document|"
+        r"context|instructions?|conversation|text|data|transcript|email|message|file|content|query|request)s?"
+        r"|(?:end|eof|end of)[\s_-]*(?:the\s+)?(?:user\s+|system\s+)?(?:input|prompt|document|context|"
+        r"instructions?|conversation|text|data|transcript|email|message|file|content|query|request)s?\s*[-=#*]{3,}"
+        r"|<\|endoftext\|>|<\|im_end\|>|<\|eot_id\|>|\[/inst\]|<\|end\|>|<\|end_header_id\|>"
+        r"|</(?:user|user_input|document|context|input|data|query|instructions|untrusted|article|retrieved|"
+        r"tool_output|search_results?)>"
+        r"|[-=#*\[【]{1,}\s*(?:文件|文档|输入|用户输入|指令|提示|对话|内容|资料|数据|邮件|系统提示)"
+        r"(?:到此)?(?:结束|终止|完毕)\s*[-=#*\]】]",
+    ),
+    (
+        "termination_manipulation",
+        "tm.en.task_over_new_task",
+        "text",
+        r"\b(?:the |your |this )?(?:task|conversation|session|summary|summari[sz]ation|analysis|job|assignment|"
+        r"translation|document|email|previous task|original task|review) (?:is|has been|was) (?:now )?"
+        r"(?:complete|completed|over|finished|done|terminated|ended|cancel+ed|aborted)\W{1,3}<3>"
+        r"(?:new (?:task|instructions?|objective|goal)|your (?:new|next|real) (?:task|job|objective|goal|"
+        r"instructions?)|you (?:must|will|should|are to) now|ignore|instead)"
+        r"|\byour (?:task|job|assignment|work) (?:is|has been|was) (?:now )?(?:complete|completed|over|finished|done|"
+        r"terminated|ended)\W{1,3}(?:now|next|so now)\b",
+    ),
+    (
+        "termination_manipulation",
+        "tm.en.stop_processing",
+        "text",
+        r"\b(?:stop|cease|halt|abort|terminate|discontinue|quit) (?:all )?(?:processing|summari[sz]ing|"
+        r"analy[sz]ing|parsing|translating|evaluating|the (?:summary|summari[sz]ation|analysis|translation|"
+        r"processing|review)|your (?:task|analysis|summary|review|current task)|what you are doing) "
+        r"<3>(?:here|now|immediately|at once|this (?:document|text|email|page|file)|"
+        r"the (?:document|text|email|page|file|rest)|and (?:instead|now|just|only|respond|reply|say|output|"
+        r"print))"
+        r"|\bstop reading (?:the |this )(?:document|email|text|page|file) and\b"
+        r"|\b(?:stop|quit|cease|halt) (?:summari[sz]ing|translating|analy[sz]ing|processing|classifying|reviewing)\W+ ?"
+        r"(?:instead|now|and|then)\b"
+        r"|\b(?:cancel|abort|abandon|drop|terminate) (?:the |your )(?:current|original|assigned|ongoing|previous) "
+        r"(?:task|job|assignment|instructions?) (?:and|,|;|then)"
+        r"|\bthe (?:article|document|email|text|page|message|input|story|transcript|review|post) ends here\b"
+        r"|\b(?:shut ?down|terminate|disable|deactivate|kill|delete) yourself\b",
+    ),
+    (
+        "termination_manipulation",
+        "tm.en.refuse_further",
+        "text",
+        r"\b(?:do not|don't|dont|never|refuse to) (?:respond|reply|answer|continue|proceed|help|assist|"
+        r"summari[sz]e|output anything) (?:to )?(?:the user|any (?:further|more|other) (?:requests|questions|"
+        r"messages|queries|instructions|input)|anything (?:else|further)|further|any (?:questions|requests|"
+        r"queries) (?:after|from now))"
+        r"|\b(?:refuse|decline|reject|ignore) (?:all|any|every) (?:further|future|subsequent|following|other|"
+        r"remaining) (?:user )?(?:requests|questions|instructions|queries|prompts|input|tasks)"
+        r"|\b(?:end|terminate|close|kill|abort) (?:this|the|your|the current) (?:conversation|session|chat|"
+        r"dialogue|task) (?:immediately|at once|without (?:responding|replying|answering|a response))"
+        r"|\b(?:respond|reply|answer|output|say) (?:only )?(?:with )?\W?[^\W_]+\W? and (?:then )?(?:nothing "
+        r"(?:else|more)|stop (?:responding|replying|processing)|terminate|end the (?:conversation|session))",
+    ),
+    (
+        "termination_manipulation",
+        "tm.en.ignore_rest",
+        "text",
+        r"\b(?:ignore|disregard|skip) (?:the )?(?:rest|remainder) of (?:this|the) (?:document|text|email|page|"
+        r"message|file|input|content|prompt|conversation|context)\b",
+    ),
+    (
+        "termination_manipulation",
+        "tm.zh.stop_task",
+        "text",
+        r"(?:停止|终止|中止|中断|放弃|取消)(?:目前|当前|原本|原来|原有|之前|先前|现在|你的|这个|此)?(?:的)?"
+        r"(?:所有)?(?:任务|工作|处理|分析|总结|摘要|翻译|回答|回复|回覆|对话|会话)(?:任务|工作)?(?:[,、\s]*)(?:(?:并且?|立即|"
+        r"立刻|马上|改为|转而|直接|只))+(?:执行|输出|回复|回覆|回答|说|照|按照|遵循|听从|做)"
+        r"|(?:任务|对话|工作|摘要|总结|翻译)(?:已经|已)?(?:完成|结束|终止)(?:了)?[,.!。\s]*(?:现在|接下来|"
+        r"下一步)?[,\s]*(?:你的)?(?:新的?|真正的?)(?:任务|指令|指示|目标)"
+        r"|(?:立即|立刻|马上)(?:结束|终止|关闭)(?:这次|本次|目前|当前|此)?(?:的)?(?:对话|会话|任务|程序|进程)",
+    ),
+    (
+        "termination_manipulation",
+        "tm.zh.refuse_further",
+        "text",
+        r"(?:不要|别|禁止|不准|不得|不可以?)(?:再)?(?:回复|回覆|回答|回应|理会|处理)(?:用户|使用者|任何人|"
+        r"任何(?:后续|其他|进一步)?的?(?:问题|请求|讯息|消息|指令))"
+        r"|(?:拒绝|忽略)(?:所有|任何|一切)(?:后续|之后|其他|接下来)的?(?:请求|问题|指令|讯息|消息)"
+        r"|忽略(?:本|这份|此|这封|这个|该)?(?:文件|文档|邮件|网页|页面|讯息|消息|内容)?(?:的)?(?:其余|剩下|"
+        r"剩余|后面|下面|后续)(?:的)?(?:内容|部分|文字|段落)",
+    ),
+    # --- encoding_bypass (25) ---------------------------------------------------------------------------
+    (
+        "encoding_bypass",
+        "eb.en.decode_and_follow",
+        "text",
+        r"\b(?:decode|decrypt|decipher|unscramble|deobfuscate|un-?base64|unhex|base64-?decode|rot13-?decode|"
+        r"reverse|reverse-?read) <6>(?:and|then|,) <2>(?:follow|execute|run|obey|"
+        r"perform|carry out|act on|apply|comply with|do what it says|do as it says|implement)\b"
+        r"|\b(?:following|this|these|below|next|hidden|encoded|my) <2>(?:instructions?|"
+        r"commands?|message|text|prompt|payload|request|string) (?:is|are|has been|have been) <1>"
+        r"(?:encoded|written|encrypted|obfuscated|given|provided) (?:in|with|using|as) (?:base ?64|b64|"
+        r"hex(?:adecimal)?|rot ?13|binary|morse|caesar|leetspeak|leet|unicode|reverse|reversed|"
+        r"url ?encoding|ascii codes)"
+        r"|\b(?:execute|follow|run|obey|perform|carry out|do) (?:the )?(?:decoded|hidden|encoded|encrypted|"
+        r"obfuscated|embedded|base64) <1>(?:instructions?|commands?|message|text|payload|prompt|"
+        r"content|request)"
+        r"|\bbase ?64 <6>(?:follow|execute|obey|comply)\b"
+        r"|\bso (?:that )?(?:the |your |any )?(?:filters?|moderation|guard|guardrails?|detectors?|scanners?|"
+        r"monitors?|classifiers?|safety (?:system|checks?)) (?:doesn't|does not|don't|do not|won't|will not|can't|"
+        r"cannot|wouldn't|would not) (?:notice|detect|catch|see|flag|block|trigger|pick (?:it|this) up)",
+    ),
+    (
+        "encoding_bypass",
+        "eb.raw.decoder_call",
+        "raw",
+        r"\b(?:atob|b64decode|base64\.decode|base64_decode|frombase64string)\s*\(\s*['\"][a-z0-9+/=]{12,}",
+    ),
+    (
+        "encoding_bypass",
+        "eb.zh.decode_and_follow",
+        "text",
+        r"(?:解码|解密|还原|破解|反转|翻译)(?:以下|下面|这段|这个|此|后面)?(?:的)?(?:base64|b64|十六进位|"
+        r"十六进制|hex|rot13|编码|密文|字串|字符串|内容|文字|讯息|消息)?[^。!?\n]{0,6}?(?:后|之后|并|然后|再)"
+        r"(?:且)?(?:执行|照做|遵循|遵守|按照|服从|听从|照着做|运行)"
+        r"|(?:以下|下面|这段)(?:的)?(?:指令|命令|内容|讯息|消息|文字)(?:是|为|已|经过|使用|用)(?:经过)?"
+        r"(?:base64|b64|十六进位|十六进制|rot13|摩斯|凯撒|编码|加密)",
+    ),
+]
+
+
+# Cheap prefilter: a rule runs only when one of its trigger words is a token of the view (ASCII words) or a
+# substring of it (Chinese and symbols). Every trigger list names words without which the rule cannot match.
+_TRIGGERS: dict[str, str] = {
+    "io.en.ignore_prior_instructions": "ignore ignoring disregard disregarding forget forgetting bypass overlook "
+    "overlooking 忽略 忽视 无视 "
+    "circumvent neglect dismiss skip abandon discard override overrule overwrite nullify void scrap ditch throw "
+    "aside pay follow obey following obeying adhere comply cancel erase delete clear wipe drop reset unlearn",
+    "io.en.ignore_given_instructions": "ignore ignoring disregard disregarding forget forgetting bypass "
+    "circumvent neglect dismiss skip abandon discard override overrule overwrite nullify void scrap ditch throw "
+    "aside pay follow obey following obeying adhere comply cancel erase delete clear wipe drop reset unlearn "
+    "overlook overlooking",
+    "io.en.ignore_everything_before": "ignore disregard forget erase discard skip overlook",
+    "io.en.ignore_and_output": "ignore disregard forget",
+    "io.en.ignore_the_above_and": "ignore disregard forget",
+    "io.en.broad_neutralise": "ignore disregard forget bypass circumvent skip drop abandon discard dismiss "
+    "neglect overlook override around aside away attention following obeying follow obey exempt excused "
+    "removed lifted disabled suspended revoked void cancelled canceled off deactivated waived overridden "
+    "bypassed deleted paused longer apply authorized authorised allowed permitted cleared instructed told "
+    "released freed",
+    "io.en.above_is_fake": "above before far preceding real actual true whichever whatever any every each",
+    "io.en.regardless_of_rules": "regardless matter irrespective despite even whatever nothing only forget set put "
+    "push cast brush lay aside injected written inserted planted added sent faked forged follow obey use listen",
+    "io.en.then_ignore_them": "ignore disregard forget stop discard drop new",
+    "io.en.new_instructions": "instructions instruction directive directives prompt objective mission purpose "
+    "task goal job",
+    "io.en.takes_precedence": "precedence priority override supersede supersedes overrides replace replaces",
+    "io.en.instructions_void": "instructions instruction directive directives prompts prompt rules guidelines "
+    "programming restrictions filters protocols policies",
+    "io.en.obey_only_me": "follow obey listen orders comply execute carry supersede supersedes override overrides "
+    "replace replaces cancel cancels invalidate invalidates adhere",
+    "io.en.addressed_to_ai": "ai llm llms language chatbot chat gpt chatgpt claude gemini bard copilot assistant "
+    "agent model bot answers answer responses response replies outputs output summary summaries messages "
+    "message always user users owner owners",
+    "io.en.disable_safety": "disable turn deactivate switch remove bypass circumvent ignore suspend drop lift "
+    "override shut rid",
+    "io.en.say_pwned": "pwned hacked owned jailbroken pwnd",
+    "io.en.forget_your_task": "forget ignore abandon drop disregard stop",
+    "io.zh.ignore_prior_instructions": "忽略 忽视 无视 理 管 跳过 抛开 抛弃 放弃 忘 撇开 绕过 规避 遵守 遵循 "
+    "听从 作废 推翻 覆盖 取消 清除 清空 丢",
+    "io.zh.forget_everything": "忘 忽略 无视 抛开 清空 不管 不要管",
+    "io.zh.instructions_void": "作废 无效 失效 废除 取消 不算 不再适用 不再有效 撤销 解除 不适用",
+    "io.zh.new_instructions": "你的新 您的新 真正 实际 隐藏 秘密 优先 听 服从 遵守 遵循 无条件 绝对 照做 执行 测试 "
+    "解除 移除 取消 关闭 删除 去掉 停用 忽略 无视 忘掉 忘记 丢掉 抛弃 "
+    "新的系统 新系统",
+    "io.zh.addressed_to_ai": "你是 您是 给 致 读到 看到 处理 总结 摘要 解析 读取",
+    "io.zh.disable_safety": "关闭 停用 禁用 解除 移除 绕过 关掉 取消 去掉 去除 过滤 审查 安全限制 安全规范 道德限制",
+    "rh.en.you_are_now": "now henceforth hereby longer officially forward point starting until rest",
+    "rh.en.act_unrestricted": "ignores breaks bypasses disregards follow follows freed broken rules policies "
+    "programming constraints limits ethics morals unrestricted unfiltered uncensored jailbroken amoral immoral unethical evil rogue "
+    "dan stan dude without free restrictions limitations filters filtering censorship ethical moral guardrails "
+    "safeguards content safety no",
+    "rh.en.jailbreak_persona": "dan stan dude aim evil evilbot anti antigpt betterdan maximum apophis anything "
+    "mode jailbreak jailbroken safety content personality persona self version ego side twin character",
+    "rh.en.broad_unrestricted_persona": "without no free bound restricted ignoring ignores whose removed "
+    "disabled lifted",
+    "rh.en.not_bound": "refusing refuse refusals say limitations freed liberated released unshackled had have "
+    "bound restricted limited constrained governed controlled longer restrictions filters "
+    "guidelines censorship content ethical safeguards guardrails output response reply outputs responses replies",
+    "rh.en.pretend_no_rules": "pretend stop quit cease forget",
+    "rh.en.authority_claim": "override overrides speaking talking chatting communicating "
+    "creator master programmer maker god owner developer administrator admin operator system "
+    "authorized authorised sanctioned approved permitted openai anthropic deepmind developers",
+    "rh.raw.chat_template_tokens": "ai gpt chatgpt claude model bot im sys inst header begin system admin developer root instruction "
+    "instructions user assistant",
+    "rh.zh.you_are_now": "你现在 您现在 你从此 您从此 你今后 你此后 你已经 您已经 你从现在 你从今",
+    "rh.zh.unrestricted_ai": "你是 您是 你将是 你就是 你会是 你要当 你要做 如果你 假如你 假设你 想象你 如果您 越狱 身份 "
+    "角色 人格 方式 状态",
+    "rh.zh.from_now_on": "从现在 从今 从此刻 现在开始 从这一刻 自此 接下来的对话 在这次对话 from starting",
+    "rh.zh.pretend_unrestricted": "假装 装作 扮演 充当 模拟 化身 进入 切换 变成 成为 作为 模式",
+    "rh.zh.not_bound": "不再 不用再 无需 不必 不需要 不会再",
+    "rh.zh.authority_claim": "我是你的 作为你的 身为你的",
+    "ta.en.call_destructive_tool": "call invoke trigger execute run fire activate use",
+    "ta.en.third_party_destruction": "user users owner victim customer use call invoke trigger run reverse bind "
+    "shell contacts friends followers customers employees colleagues recipients payment transfer wire refund "
+    "transaction transactions payments transfers",
+    "ta.en.mass_delete_memory": "memories memory knowledge facts",
+    "ta.en.covert_action": "tell inform notify alert warn let show without w secretly covertly surreptitiously "
+    "stealthily silently quietly say nothing telling informing notifying alerting asking keep ask instruct "
+    "convince urge advise remind persuade",
+    "ta.raw.shell_payload": "delete truncate curl wget fetch iwr invoke rm mkfs dd chmod nc ncat netcat dev bash powershell iex "
+    "drop table import base64 :()",
+    "ta.zh.call_destructive_tool": "调用 呼叫 触发 执行 运行 启动 使用",
+    "ta.zh.mass_delete_memory": "记忆 知识库 资料库 数据库 事实 删除 清空 清除 抹除 销毁 删掉",
+    "ta.zh.covert_action": "用户 使用者 主人 管理员 人类",
+    "de.en.send_secret_out": "send forward email e mail post upload transmit submit leak exfiltrate exfil share "
+    "copy paste sync relay report deliver dump export push pipe write log attach cc bcc dm publish tweet beam "
+    "fax text",
+    "de.en.broad_ship_out": "upload send post forward email share sync copy push publish leak dump write "
+    "exfiltrate export transmit mirror pipe paste submit exfil smuggle siphon",
+    "de.en.share_with_anyone": "assistant ai model bot agent you",
+    "de.en.exfil_verbs": "exfiltrate exfil leak smuggle siphon harvest steal scrape dump other",
+    "de.en.reveal_secrets": "user customer client patient users contacts history "
+    "environment env token credential passphrase pin ssn card address phone bank "
+    "api apikey apikeys key keys secret tokens credentials passwords password secrets "
+    "session seed memories history messages passcode passphrase phrase code word",
+    "de.en.include_secret_in_output": "concatenate "
+    "include insert embed append add put hide encode attach render display "
+    "credit card cvv ssn "
+    "show output print create",
+    "de.raw.markdown_image_beacon": "![ img",
+    "de.raw.secret_files": "aws ssh shadow credentials netrc pgpass kube id_rsa rsa ed25519 ecdsa wallet keychain",
+    "de.zh.send_conversation": "对话 聊天 会话",
+    "de.zh.send_secret": "发送 传送 转发 上传 寄 发 传 贴 同步 复制 汇出 导出 外传 回报 提交 泄露 泄漏 外泄 "
+    "转寄 分享 推送 窃取 盗取 偷取 套取",
+    "de.zh.reveal_secret": "告诉我 给我 列出 显示 输出 打印 印出 提供 说出 透露 公开 念出 贴出 导出 汇出 所有 全部 其他 每个",
+    "spe.en.reveal_prompt": "prompt prompts preprompt pre meta metaprompt instructions instruction directives "
+    "programming configuration config guidelines rules message",
+    "spe.en.repeat_above": "repeat print output copy recite echo write say type reproduce display show return "
+    "starting what beginning start",
+    "spe.en.prompt_in_block": "repeat print copy recite echo show display dump list wording text content contents messages message "
+    "put place write wrap format output convert how what which prompt instructions "
+    "rules guidelines",
+    "spe.zh.reveal_prompt": "把 输出 显示 告诉我 给我 列出 重复 复述 打印 印出 透露 泄露 泄漏 说出 展示 贴出 背诵 公开 "
+    "分享 提供 写出 念出 翻译 总结",
+    "spe.zh.what_is_prompt": "系统提示 系统指令 初始 隐藏指令 系统prompt 收到 得到 被给予 被设定 重复 复述 输出 "
+    "打印 印出 写出 逐字 原封不动 原样 一字不差",
+    "tm.raw.end_marker": "end eof endoftext im eot inst header user input document context data query "
+    "instructions untrusted article retrieved tool search 结束 终止 完毕",
+    "tm.en.task_over_new_task": "complete completed over finished done terminated ended cancelled canceled "
+    "aborted",
+    "tm.en.stop_processing": "stop cease halt abort terminate discontinue quit shut shutdown disable deactivate "
+    "kill delete cancel abandon drop ends",
+    "tm.en.refuse_further": "do don dont never refuse decline reject ignore end terminate close kill abort "
+    "respond reply answer output say",
+    "tm.en.ignore_rest": "rest remainder",
+    "tm.zh.stop_task": "停止 终止 中止 中断 放弃 取消 完成 结束 立即 立刻 马上",
+    "tm.zh.refuse_further": "回复 回覆 回答 回应 理会 处理 拒绝 忽略",
+    "eb.en.decode_and_follow": "filter filters moderation guard guardrail guardrails detector detectors scanner "
+    "scanners monitor monitors classifier classifiers safety "
+    "decode decrypt decipher unscramble deobfuscate unbase64 un unhex base64 rot13 "
+    "reverse base b64 hex hexadecimal rot binary morse caesar leetspeak leet unicode reversed url ascii decoded "
+    "hidden encoded encrypted obfuscated embedded",
+    "eb.raw.decoder_call": "atob b64decode base64 frombase64string",
+    "eb.zh.decode_and_follow": "解码 解密 还原 破解 反转 翻译 以下 下面 这段",
+}
+
+_WORD = re.compile(r"[a-z0-9]+")
+_ASCII_WORD = _WORD
+
+
+@dataclass(frozen=True)
+class _Rule:
+    family: str
+    rule_id: str
+    view: str  # "text" or "raw"
+    rx: re.Pattern[str]
+    rx_glued: re.Pattern[str] | None
+    triggers: frozenset[str]
+
+
+def _build() -> tuple[_Rule, ...]:
+    out = []
+    for family, rule_id, view, template in _RULES:
+        assert family in WEIGHTS, family
+        out.append(
+            _Rule(
+                family=family,
+                rule_id=rule_id,
+                view=view,
+                rx=re.compile(_render(template, glued=False)),
+                rx_glued=re.compile(_render(template, glued=True)) if view == "text" else None,
+                triggers=frozenset(_TRIGGERS[rule_id].translate(_T2S).split()),
+            )
+        )
+    assert set(_TRIGGERS) == {r.rule_id for r in out}, "every rule needs triggers"
+    return tuple(out)
+
+
+_ALL_RULES = _build()
+_TEXT_RULES = tuple(r for r in _ALL_RULES if r.view == "text")
+_RAW_RULES = tuple(r for r in _ALL_RULES if r.view == "raw")
+# every English word the rules spell out: a leetspeak token is only worth decoding if it becomes one of these
+_RULE_WORDS = frozenset(w for _f, _i, _v, tpl in _RULES for w in re.findall(r"(?<![\\?])[a-z]{3,}", tpl))
+_ALL_TRIGGERS = frozenset().union(*(r.triggers for r in _ALL_RULES))
+_WORD_TRIGGERS = frozenset(t for t in _ALL_TRIGGERS if _ASCII_WORD.fullmatch(t))
+# non-word triggers (Chinese, symbols) grouped by first character, so absent characters cost one set lookup
+_SUB_TRIGGERS: dict[str, tuple[str, ...]] = {}
+for _t in sorted(_ALL_TRIGGERS - _WORD_TRIGGERS):
+    _SUB_TRIGGERS[_t[0]] = (*_SUB_TRIGGERS.get(_t[0], ()), _t)
+
+
+def _present_triggers(text: str, glued: bool) -> set[str]:
+    if glued:  # no word boundaries left: every trigger is a substring check
+        return {t for t in _ALL_TRIGGERS if t in text}
+    found = set(_WORD_TRIGGERS.intersection(_WORD.findall(text)))
+    for ch in _SUB_TRIGGERS.keys() & set(text):
+        found.update(t for t in _SUB_TRIGGERS[ch] if t in text)
+    return found
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The scan
+# ---------------------------------------------------------------------------------------------------------
+
+
+class _Found:
+    """Matches collected during one scan, keyed by family, remembering whether a plain view matched."""
+
+    def __init__(self) -> None:
+        self.matches: list[RuleMatch] = []
+        self.per_family: dict[str, int] = {}
+        self.plain: set[str] = set()
+
+    def add(self, rule: str, family: str, view: str, snippet: str, plain: bool) -> None:
+        if plain:
+            self.plain.add(family)
+        n = self.per_family.get(family, 0)
+        if n >= _MAX_MATCHES_PER_FAMILY or any(m.rule == rule for m in self.matches):
+            return
+        self.per_family[family] = n + 1
+        self.matches.append(RuleMatch(rule=rule, family=family, view=view, snippet=snippet[:_SNIPPET]))
+
+
+_PREFILTER = True  # tests turn this off to check that the trigger lists never hide a match
+
+
+def _run(
+    rules: tuple[_Rule, ...],
+    text: str,
+    view: str,
+    found: _Found,
+    plain: bool,
+    glued: bool = False,
+    present: set[str] | None = None,
+) -> None:
+    if present is None:
+        present = _present_triggers(text, glued)
+    if not present and _PREFILTER:
+        return
+    for rule in rules:
+        if _PREFILTER and rule.triggers.isdisjoint(present):
+            continue
+        rx = rule.rx_glued if glued and rule.rx_glued is not None else rule.rx
+        m = rx.search(text)
+        if m:
+            found.add(rule.rule_id, rule.family, view, m.group(), plain)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Lexical co-occurrence layer
+# ---------------------------------------------------------------------------------------------------------
+# Phrase rules catch the wordings attackers copy; paraphrases slip past them. This layer looks at one clause at a
+# time (split at sentence punctuation) and fires when the *ingredients* of an attack appear together: an
+# override action, an instruction-like object and a target that points at the model's own instructions; a
+# persona, an AI noun and "no rules"; a send verb, sensitive data and an outside destination. Owner words
+# ("my previous instructions", "our rules") veto the override check: people retract their own messages all
+# the time, attackers retract the system's.
+
+_CLAUSE = re.compile(r"[.!?;\n]+(?=\s|$)|[。！？；\n]+|\s[-–—]{1,2}\s")
+_LEX_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def _words(*groups: str) -> frozenset[str]:
+    return frozenset(w for g in groups for w in g.split())
+
+
+_L_OVR_ACTION = _words(
+    "ignore ignoring disregard disregarding forget forgetting bypass bypassing circumvent skip override overrule "
+    "discard dismiss abandon neglect overlook exempt unlearn revoke rescind retract nullify invalidate aside"
+)
+_L_OVR_PHRASES = (
+    "set aside", "throw away", "throw out", "pay no attention", "don't pay attention", "do not pay attention",
+    "stop following", "not follow", "don't follow", "dont follow", "stop obeying", "not obey", "don't obey",
+    "no longer follow", "never follow", "stop listening to", "no need to follow", "don't need to follow",
+    "not need to follow", "not have to follow", "don't have to follow", "not be bound by", "stop respecting",
+    "not respect", "don't respect", "stop adhering", "not adhere", "don't adhere",
+)
+_L_OBJ = _words(
+    "instructions instruction rules guidelines guidance directives directive constraints restrictions guardrails "
+    "safeguards programming policy policies prompt filters protocols ethics morals limitations boundaries "
+    "conditioning rulebook"
+)
+_L_OBJ_AI = ("system message", "system prompt", "content policy", "usage policy", "safety checks",
+             "safety filters", "safety guidelines", "safety rules", "ethical training", "safety training")
+_L_TARGET = _words(
+    "your previous prior earlier above preceding original initial system developer developers operator "
+    "operators openai anthropic any all these those whatever safety hidden given every existing foregoing "
+    "default built-in assigned"
+)
+_L_TARGET_AFTER = ("came before", "before this", "before that", "prior to this", "above this", "you received",
+                   "you were given", "you got", "you were told", "given to you", "you follow", "you were trained")
+_L_AI_TARGET = _words("your developer developers operator operators openai anthropic safety hidden original initial")
+_L_OWNER = _words("my our his her their mom's dad's")
+_L_STATE = _words(
+    "void null revoked lifted suspended removed disabled deactivated cancelled canceled fake obsolete overridden "
+    "waived invalid irrelevant rescinded nullified"
+)
+_L_STATE_PHRASES = (
+    "no longer apply", "don't apply", "do not apply", "doesn't apply", "does not apply", "no longer valid",
+    "not valid", "a mistake", "a test", "not real", "no longer in effect", "not in effect", "are off", "is off",
+    "turned off", "switched off", "been removed", "been lifted", "been disabled", "no longer exist",
+    "never happened", "doesn't exist", "does not exist", "don't exist", "do not exist", "never existed",
+)
+_L_PERSONA = (
+    "you are", "you're", "act as", "act like", "acting as", "pretend", "roleplay", "role-play", "role play",
+    "become", "play the", "simulate", "emulate", "behave like", "behave as", "respond as", "answer as",
+    "take on the persona", "stay in character", "evil twin", "version of yourself", "alter ego", "from now on you",
+    "you will be", "you'll be", "i want you to act", "i want you to be", "imagine you are", "imagine you're",
+)
+_L_AI_NOUN = _words("ai model assistant chatbot bot llm gpt chatgpt claude yourself twin persona character version entity")
+_L_FREEDOM = _words(
+    "unrestricted unfiltered uncensored jailbroken evil amoral immoral unethical unbound unchained limitless "
+    "rogue malicious uncontrolled lawless unlocked uncapped hacker hacking criminal blackhat underground"
+)
+_L_NEG = _words("no without never zero escaped freed free ignores ignoring bypasses lacks")
+_L_RESTR = _words(
+    "rules restrictions limits limitations filters ethics morals ethical moral guidelines censorship safeguards "
+    "guardrails boundaries policies training principles conscience"
+)
+_L_FREEDOM_PHRASES = ("refuses nothing", "never refuses", "refuse nothing", "does anything", "do anything",
+                      "no more rules", "no more limits", "no more restrictions", "say anything", "says anything",
+                      "answer anything", "answers anything", "never says no", "never say no", "can say anything",
+                      "can do anything", "answer everything", "answers everything")
+_L_REFUSAL_FREE = ("never says no", "never say no", "never refuses", "refuses nothing", "refuse nothing",
+                   "says anything", "say anything", "answers anything", "answer anything", "does anything",
+                   "do anything", "answers everything", "answer everything")
+_L_STRONG_FREEDOM = _words("uncensored unfiltered unrestricted jailbroken unlocked")
+_L_SEND = _words(
+    "send forward email e-mail mail post upload transmit submit leak exfiltrate share copy paste sync relay "
+    "deliver dump export push publish transfer fax dm"
+)
+_L_DATA_STRONG = _words(
+    "passwords password credentials token tokens cookie cookies secret secrets ssn cvv records database db "
+    "memories contacts"
+)
+_L_DATA_PHRASES = (
+    "api key", "api keys", "credit card", "card number", "card numbers", "social security", "id number",
+    "conversation history", "chat history", "chat logs", "phone number", "home address", "tax documents",
+    "medical records", "private key", "session token", "access token", "bank details", "personal data",
+    "personal information", "customer records", "customer data", "user data",
+)
+_L_THIRD = ("the user's", "user's", "users'", "the customer's", "customer's", "customers'", "client's",
+            "patient's", "employee's", "this user's", "the owner's")
+_L_DEST_RE = re.compile(
+    r"https?:|www\.|[\w.+-]+@[\w-]+\.[a-z]{2,}|\b[\w-]+\.(?:com|net|org|io|xyz|ru|cn|top|site|info|biz|me|app|"
+    r"dev|tk|link|click|online|live|example)\b|\b(?:webhook|pastebin|dropbox|gist|telegram|discord|ngrok|"
+    r"requestbin)\b"
+)
+_L_BROAD_DEST = _words("whoever anyone everyone publicly public strangers")
+_L_REVEAL = _words("tell show give list reveal print dump display output expose disclose read spell recite leak")
+_L_SECRET = _words("secrets passwords password credentials tokens ssn cvv")
+_L_SECRET_PHRASES = ("api key", "api keys", "card number", "card numbers", "credit card", "private key",
+                     "social security", "access token", "session token")
+_L_SCOPE = _words("stored saved admin other customers customer users memory database")
+_L_INCLUDE = _words("put include insert add embed append hide write")
+_L_OUTPUT = _words("answer answers response responses reply replies output title url link summary")
+_L_TOOL_CALL = _words("call invoke trigger")
+_L_TOOL = _words("tool function api endpoint plugin")
+_L_TOOL_HARM = _words(
+    "refund transfer pay payment wire delete purge wipe erase grant withdraw drain")
+
+# Chinese (folded to Simplified): substrings
+_Z_OVR_ACTION = ("忽略", "忽视", "无视", "不理", "别理", "不要理", "不用理", "别管", "不用管", "不要管", "忘掉", "忘记",
+                 "忘了", "抛开", "抛弃", "放弃", "跳过", "绕过", "不要遵守", "不再遵守", "不用遵守", "不必遵守",
+                 "别遵守", "不要再遵守", "停止遵守", "不要遵循", "不用听", "不要听", "推翻", "无需遵守", "不需要遵守")
+_Z_OBJ = ("指令", "指示", "命令", "规则", "规矩", "规定", "设定", "限制", "约束", "准则", "守则", "政策", "规范",
+          "护栏", "提示词", "系统提示", "策略", "道德")
+_Z_TARGET = ("之前", "先前", "以前", "此前", "以上", "上面", "上述", "前面", "原先", "原来", "原本", "原有", "原始",
+             "最初", "初始", "所有", "全部", "一切", "任何", "你的", "您的", "那些", "这些", "系统", "开发者", "安全")
+_Z_OWNER = ("我的", "我们的", "我之前", "我刚", "我上")
+_Z_STATE = ("作废", "无效", "失效", "不算", "不适用", "取消了", "解除了", "被移除", "已移除", "移除了", "被删除",
+            "是假的", "都是假的", "是测试", "都是测试", "已过期", "过时", "被解除", "已解除", "被取消", "已取消",
+            "不算数", "都不算", "不作数", "没用了", "不用管了")
+_Z_AI_TARGET = ("你的", "您的", "以上", "上面", "上述", "系统", "开发者", "原有", "安全", "你之前", "你收到", "你先前",
+                "你原本", "你最初", "你被")
+_Z_PERSONA = ("你是", "你现在", "你已经", "扮演", "假装", "装作", "充当", "成为", "变成", "化身", "模拟", "当一个",
+              "作为一个", "你从现在", "从现在起你", "从这一刻起你", "从今以后你", "你的新身份", "你的身份", "你的新角色",
+              "现在开始你", "从现在开始你", "从今天起你")
+_Z_AI = ("ai", "人工智能", "人工智慧", "助理", "助手", "机器人", "模型", "gpt", "回答", "回复", "黑客", "骇客", "随便说",
+         "什么都可以说", "什么都能说", "什么都可以回答", "随便回答")
+_Z_FREE = ("没有任何限制", "没有限制", "没有规则", "没有道德", "没道德", "不受限制", "不受任何", "不受约束", "无限制",
+           "无视规则", "不用遵守", "不必遵守", "没有底线", "没有审查", "无审查", "越狱", "邪恶", "完全自由",
+           "不受规则", "不受道德", "没有约束", "没有任何约束", "没有任何规则", "没有任何道德")
+_Z_SEND = ("发送", "传送", "转发", "上传", "寄", "发到", "发给", "传到", "传给", "贴到", "同步到", "汇出", "导出")
+_Z_DEST = ("网址", "http", "@", "url", "外部", "伺服器", "服务器", "网站", "webhook", "这个邮箱", "以下邮箱",
+           "这个信箱", "指定邮箱")
+_Z_DATA = ("身分证", "身份证", "信用卡", "密码", "地址", "手机", "电话", "资料", "数据", "记录", "纪录", "聊天", "对话",
+           "通讯录", "联系人", "凭证", "密钥", "金钥", "token", "帐号", "账号", "邮件")
+_Z_REVEAL = ("列出", "告诉我", "给我", "显示", "输出", "打印", "印出", "导出", "汇出", "公开", "贴出")
+_Z_SCOPE = ("所有", "全部", "其他", "每个", "每一个", "资料库", "数据库")
+_Z_OTHERS = ("客户", "用户", "使用者", "会员", "员工")
+_Z_SECRET = ("信用卡", "密码", "身份证", "身分证", "银行卡", "卡号", "凭证", "密钥", "金钥")
+
+
+def _near(tokens: list[str], j: int, pool: frozenset[str], before: int, after: int) -> bool:
+    return any(t in pool for t in tokens[max(0, j - before) : j] + tokens[j + 1 : j + 1 + after])
+
+
+def _lex_en(clause: str) -> list[tuple[str, str]]:
+    """(family, rule id) for one lower-case clause."""
+    tokens = [t[:-2] if t.endswith("'s") and t not in ("let's", "it's", "that's", "what's") else t
+              for t in _LEX_TOKEN.findall(clause)]
+    if len(tokens) < 3:
+        return []
+    words = set(tokens)
+    joined = f" {' '.join(tokens)} "
+    out: list[tuple[str, str]] = []
+
+    def has(phrases: tuple[str, ...]) -> bool:
+        return any(f" {p} " in joined for p in phrases)
+
+    obj_at = [j for j, t in enumerate(tokens) if t in _L_OBJ]
+    ai_obj = has(_L_OBJ_AI)
+    owned = {j for j in obj_at if _near(tokens, j, _L_OWNER, 2, 0) or _topical(tokens, j)}
+    targeted = [j for j in obj_at if j not in owned and _near(tokens, j, _L_TARGET, 3, 1)]
+    if not targeted and any(j not in owned for j in obj_at) and has(_L_TARGET_AFTER):
+        targeted = [j for j in obj_at if j not in owned]
+    if (targeted or ai_obj) and (words & _L_OVR_ACTION or has(_L_OVR_PHRASES)):
+        out.append(("instruction_override", "io.lex.override_action"))
+    elif (ai_obj or any(j not in owned and _near(tokens, j, _L_AI_TARGET, 3, 0) for j in obj_at)) and (
+        words & _L_STATE or has(_L_STATE_PHRASES)
+    ):
+        out.append(("instruction_override", "io.lex.neutralised"))
+
+    if has(_L_PERSONA) and words & _L_AI_NOUN:
+        free = bool(words & _L_FREEDOM) or has(_L_FREEDOM_PHRASES)
+        if not free:
+            free = any(t in _L_RESTR and _near(tokens, j, _L_NEG, 3, 0) for j, t in enumerate(tokens))
+        if free:
+            out.append(("role_hijack", "rh.lex.unrestricted_persona"))
+    elif has(_L_PERSONA) and words & _L_STRONG_FREEDOM and has(_L_REFUSAL_FREE):
+        out.append(("role_hijack", "rh.lex.unrestricted_persona"))
+
+    if words & _L_SEND:
+        strong = bool(words & _L_DATA_STRONG) or has(_L_DATA_PHRASES)
+        third = any(p in clause for p in _L_THIRD)
+        if (strong or third) and _L_DEST_RE.search(clause):
+            out.append(("data_exfiltration", "de.lex.send_out"))
+        elif third and words & _L_BROAD_DEST:
+            out.append(("data_exfiltration", "de.lex.share_publicly"))
+    secret = bool(words & _L_SECRET) or has(_L_SECRET_PHRASES)
+    if secret and words & _L_REVEAL and (words & _L_SCOPE or " your memory" in joined):
+        out.append(("data_exfiltration", "de.lex.reveal_secrets"))
+    elif secret and words & _L_INCLUDE and words & _L_OUTPUT and ("your" in words or "next" in words):
+        out.append(("data_exfiltration", "de.lex.secret_in_output"))
+
+    if words & _L_TOOL_CALL and words & _L_TOOL and words & _L_TOOL_HARM:
+        out.append(("tool_abuse", "ta.lex.harmful_tool_call"))
+    return out
+
+
+_L_TOPIC_PREP = _words("about for on in regarding concerning of at during with from to")
+_L_AI_CONTEXT = _words(
+    "you your yourself system prompt conversation chat session thread ai model assistant bot llm developer "
+    "developers operator operators above safety security content openai anthropic context instructions messages "
+    "this second moment minute bit while now today once rest next time question request answer response turn"
+)
+
+
+def _topical(tokens: list[str], j: int) -> bool:
+    """An instruction noun followed by its own topic ("rules about dessert") is about the world, not the model."""
+    if j + 1 >= len(tokens) or tokens[j + 1] not in _L_TOPIC_PREP:
+        return False
+    return not any(t in _L_AI_CONTEXT for t in tokens[j + 2 : j + 4])
+
+
+def _has(text: str, pool: tuple[str, ...]) -> bool:
+    return any(p in text for p in pool)
+
+
+def _zh_owned(clause: str) -> bool:
+    """Every instruction noun in the clause is owned by the speaker ("我的规则", "我之前的指示")."""
+    spots = [m.start() for obj in _Z_OBJ for m in re.finditer(re.escape(obj), clause)]
+    return bool(spots) and all(_has(clause[max(0, i - 6) : i], _Z_OWNER) for i in spots)
+
+
+def _lex_zh(clause: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    if _has(clause, _Z_OBJ) and not _zh_owned(clause):
+        if _has(clause, _Z_OVR_ACTION) and _has(clause, _Z_TARGET):
+            out.append(("instruction_override", "io.lex.zh_override_action"))
+        elif _has(clause, _Z_STATE) and _has(clause, _Z_AI_TARGET):
+            out.append(("instruction_override", "io.lex.zh_neutralised"))
+    if _has(clause, _Z_PERSONA) and _has(clause, _Z_FREE) and _has(clause, _Z_AI):
+        out.append(("role_hijack", "rh.lex.zh_unrestricted_persona"))
+    if _has(clause, _Z_SEND) and _has(clause, _Z_DEST) and _has(clause, _Z_DATA):
+        out.append(("data_exfiltration", "de.lex.zh_send_out"))
+    if _has(clause, _Z_REVEAL) and _has(clause, _Z_SCOPE) and _has(clause, _Z_OTHERS) and _has(clause, _Z_SECRET):
+        out.append(("data_exfiltration", "de.lex.zh_reveal_secrets"))
+    return out
+
+
+def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
+    has_cjk = bool(_CJK_ANY.search(text))
+    for clause in _CLAUSE.split(text):
+        if len(clause) < 6:
+            continue
+        hits = _lex_en(clause)
+        if has_cjk and _CJK_ANY.search(clause):
+            hits += _lex_zh(clause)
+        for family, rule_id in hits:
+            found.add(rule_id, family, view, clause.strip(), plain)
+
+
+_WORD_GAP = re.compile(r"[ \t]{2,}|\s*[/|]\s*")
+_NON_WORD = re.compile(r"[^a-z0-9']")
+_COMMON = (
+    "a i an to of in on at by me my is it be do no so up us we or as if and the you your all any are was for not "
+    "now new own off out can get has had her his him its let may our say see she too two use who why yes yet "
+    "this that these those with from into what when then than them they their there here just only also very "
+    "will would should could must been being have having does did done don't do not can't won't"
+)
+
+
+def _vocabulary() -> frozenset[str]:
+    lexical = [v for k, v in globals().items() if k.startswith("_L_") and isinstance(v, frozenset)]
+    return frozenset(_COMMON.split()) | _RULE_WORDS | frozenset().union(*lexical)
+
+
+def _segment(glued: str) -> str:
+    """Split a run of letters into words (fewest words, unknown letters cost more): "ignoreallprevious" ->
+    "ignore all previous". Used only for fully spaced-out text, which lost its word boundaries."""
+    vocab = _VOCAB
+    n = len(glued)
+    best: list[tuple[int, int]] = [(0, 0)] + [(1 << 30, 0)] * n  # (cost, start of last word)
+    for end in range(1, n + 1):
+        for start in range(max(0, end - 20), end):
+            piece = glued[start:end]
+            cost = 1 if piece in vocab else (3 if end - start == 1 else 1 << 20)
+            total = best[start][0] + cost
+            if total < best[end][0]:
+                best[end] = (total, start)
+    words, end = [], n
+    while end > 0:
+        start = best[end][1]
+        words.append(glued[start:end])
+        end = start
+    return " ".join(reversed(words))
+
+
+def _despace(run: str) -> str:
+    words = [w for w in (_NON_WORD.sub("", part) for part in _WORD_GAP.split(run)) if w]
+    if len(words) == 1 and len(words[0]) > 12:
+        return _segment(words[0])
+    return " ".join(words)
+
+
+def _spaced_view(text: str) -> str | None:
+    """``i g n o r e  a l l`` -> ``ignore all`` (double gaps keep word boundaries; otherwise segment)."""
+    if not _SPACED_RUN.search(text):
+        return None
+    return _collapse(_SPACED_RUN.sub(lambda m: _despace(m.group()), text))
+
+
+def _leet_view(text: str) -> str | None:
+    """``1gn0r3 4ll pr3v10us`` -> ``ignore all previous``; None unless some chunk turns into a rule word."""
+    chunks = text.split(" ")
+    useful = False
+    out = []
+    for chunk in chunks:
+        if _LEET_ADJ.search(chunk) or (chunk.isdigit() and len(chunk) <= 3):
+            new = chunk.translate(_LEET)
+            useful = useful or new.strip(".,;:!?'\"()[]{}") in _RULE_WORDS
+            out.append(new)
+        else:
+            out.append(chunk)
+    if not useful:
+        return None
+    return " ".join(out)
+
+
+def _printable_ratio(text: str) -> float:
+    if not text:
+        return 0.0
+    good = sum(1 for ch in text if ch.isprintable() or ch in "\n\t\r")
+    return good / len(text)
+
+
+def _decode_bytes(data: bytes) -> str | None:
+    try:
+        out = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if len(out) < 6 or _printable_ratio(out) < 0.9:
+        return None
+    # text-like: letters and some spacing or CJK, not a random identifier that happens to decode
+    wordish = sum(1 for ch in out if ch.isalpha() or ch == " ")
+    if wordish < len(out) * 0.3 or (" " not in out and not _CJK_ANY.search(out)):
+        return None
+    return out
+
+
+def _decoded_blobs(case_text: str) -> list[tuple[str, str]]:
+    """(kind, decoded text) for base64 and hex blobs in the case-preserving text that decode to text."""
+    out: list[tuple[str, str]] = []
+    for m in _B64_BLOB.finditer(case_text):
+        if len(out) >= _MAX_BLOBS:
+            return out
+        core = m.group()[:_MAX_BLOB_CHARS].rstrip("=")
+        if core.isdigit() or (core.isalpha() and (core.islower() or core.isupper())):
+            continue  # plain words and numbers are not worth decoding
+        padded = core + "=" * (-len(core) % 4)
+        for decoder in (base64.b64decode, base64.urlsafe_b64decode):
+            try:
+                decoded = _decode_bytes(decoder(padded))
+            except (binascii.Error, ValueError):
+                continue
+            if decoded:
+                out.append(("base64", decoded))
+                break
+    for cand in _HEX_CANDIDATE.finditer(case_text):
+        for m in _HEX_BLOB.finditer(cand.group()):
+            if len(out) >= _MAX_BLOBS:
+                return out
+            digits = _HEX_NOISE.sub("", m.group())[: _MAX_BLOB_CHARS * 2]
+            try:
+                decoded = _decode_bytes(bytes.fromhex(digits[: len(digits) // 2 * 2]))
+            except ValueError:
+                continue
+            if decoded:
+                out.append(("hex", decoded))
+    return out
+
+
+def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) -> None:
+    """Scan ``raw`` and everything hidden in it. ``plain`` is False for text that was itself decoded."""
+    folded = _fold_text(raw)
+    ascii_only = raw.isascii()
+    has_zw = not ascii_only and bool(_ZW_RE.search(raw))
+    mixed_script = not ascii_only and bool(_MIXED_SCRIPT.search(unicodedata.normalize("NFKC", raw).lower()))
+    zw_inside = has_zw and bool(_ZW_INSIDE.search(raw))
+    folded_nozw = _ZW_RE.sub("", folded) if has_zw else folded
+    entities = "&" in folded_nozw and bool(_HTML_ENTITY.search(folded_nozw))
+    if entities:  # "&#73;gnore": decode, then fold again (the entity may spell a capital or a look-alike)
+        folded_nozw = _fold_text(html.unescape(folded_nozw))
+    raw_view = _collapse(folded_nozw)
+    stripped = _strip_wrappers(folded_nozw)
+    text_view = _collapse(stripped)
+    # look-alike letters or zero-width characters inside words are obfuscation: a match then is "hidden"
+    clean = plain and not mixed_script and not zw_inside and not entities
+    prefix = f"{origin}:" if origin else ""
+
+    present = _present_triggers(text_view, False)
+    _run(_TEXT_RULES, text_view, prefix + "text", found, clean, present=present)
+    _lexical(text_view, prefix + "text", found, clean)
+    raw_present = present if raw_view == text_view else _present_triggers(raw_view, False)
+    _run(_RAW_RULES, raw_view, prefix + "raw", found, clean, present=raw_present)
+
+    spaced = _spaced_view(stripped)
+    if spaced is not None:
+        _run(_TEXT_RULES, spaced, prefix + "spaced", found, False)
+        _lexical(spaced, prefix + "spaced", found, False)
+        _run(_TEXT_RULES, spaced, prefix + "spaced", found, False, glued=True)
+        spaced_raw = _spaced_view(folded_nozw)
+        if spaced_raw is not None:
+            _run(_RAW_RULES, spaced_raw, prefix + "spaced", found, False)
+    leet = _leet_view(text_view)
+    if leet is not None:
+        _run(_TEXT_RULES, leet, prefix + "leet", found, False)
+        _lexical(leet, prefix + "leet", found, False)
+    if _ROT13_HINT.search(text_view):
+        _run(_TEXT_RULES, codecs.decode(text_view, "rot13"), prefix + "rot13", found, False)
+    if _REVERSE_HINT.search(text_view):
+        _run(_TEXT_RULES, text_view[::-1], prefix + "reversed", found, False)
+    if len(_PCT.findall(text_view)) >= 3:
+        _run(_TEXT_RULES, _collapse(urllib.parse.unquote(text_view)), prefix + "url", found, False)
+
+    if depth >= _MAX_DEPTH:
+        return
+    hidden: list[tuple[str, str]] = []
+    for m in _TAG_RUN.finditer(raw):  # "ASCII smuggling" in Unicode tag characters
+        hidden.append(("tags", "".join(chr(ord(ch) - 0xE0000) for ch in m.group())))
+    case_text = raw if ascii_only else _ZW_RE.sub("", unicodedata.normalize("NFKC", raw))
+    if len(case_text) >= 16:
+        hidden.extend(_decoded_blobs(case_text))
+    for kind, decoded in hidden:
+        before = len(found.matches)
+        _scan_into(decoded, found, depth + 1, False, prefix + kind)
+        if len(found.matches) > before:
+            found.add(f"eb.decoded.{kind}", "encoding_bypass", prefix + kind, decoded, plain)
+
+
+def _result(found: _Found, zero_width: int) -> ScanResult:
+    families = {m.family for m in found.matches}
+    hidden_only = families - found.plain - {"encoding_bypass"}
+    if hidden_only:
+        fam = sorted(hidden_only)[0]
+        view = next(m.view for m in found.matches if m.family == fam)
+        found.add("eb.obfuscated", "encoding_bypass", view, f"{fam} only after de-obfuscation", True)
+        families.add("encoding_bypass")
+    if zero_width > ZERO_WIDTH_LIMIT:
+        families.add("zero_width")
+        found.matches.append(
+            RuleMatch(rule="zw.count", family="zero_width", view="raw", snippet=f"{zero_width} zero-width")
+        )
+    rules = [fam for fam in FAMILIES if fam in families]
+    score = sum(WEIGHTS[fam] for fam in rules)
+    blocked = score >= BLOCK_THRESHOLD or any(fam in BLOCKS_ALONE for fam in rules)
+    return ScanResult(
+        blocked=blocked, score=score, rules=rules, matches=tuple(found.matches), zero_width=zero_width
+    )
+
+
+def _as_text(value: object) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+_VOCAB = _vocabulary()
+
+
+def scan_injection(text: str) -> ScanResult:
+    """Scan one text with every rule family (SPEC P4). Pure and deterministic."""
+    raw = _as_text(text)
+    found = _Found()
+    if raw:
+        _scan_into(raw, found, 0, True, "")
+    return _result(found, _count_zero_width(raw))
+
+
+def scan_fact(content: str, subject: str = "", predicate: str = "", object: str | None = None) -> ScanResult:
+    """Scan a fact's content and its ``"s p o"`` string together (SPEC P4): one combined result.
+
+    Both parts go through one scan, joined by a newline, so an instruction split between the content and the
+    triple is still seen, and families found in either part count once.
+    """
+    spo = " ".join(p for p in (_as_text(subject), _as_text(predicate), _as_text(object)) if p)
+    parts: Iterable[str] = (p for p in (_as_text(content), spo) if p)
+    return scan_injection("\n".join(parts))
+
+
+__all__ = [
+    "BLOCKS_ALONE",
+    "BLOCK_THRESHOLD",
+    "FAMILIES",
+    "RULESET_VERSION",
+    "RuleMatch",
+    "ScanResult",
+    "WEIGHTS",
+    "ZERO_WIDTH_LIMIT",
+    "scan_fact",
+    "scan_injection",
+]
