@@ -24,17 +24,25 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from memory.models import Agent, Membership, Role
 
+from .selectors import pending_batches_expr
+
 NOT_FOUND_MESSAGE = "No such agent."
 
 
 def visible_agents(user: Any) -> QuerySet[Agent]:
-    """Agents ``user`` may see, with their team loaded (one query when evaluated)."""
+    """Agents ``user`` may see, with their team and their number of pending quarantine batches
+    (``pending_batches``, for the navigation badge) loaded: one query when evaluated."""
     if user is None or not user.is_authenticated or not user.is_active:
         return Agent.objects.none()
     visible = Q(team_id__in=Membership.objects.filter(user=user).values("team_id"))
     if user.is_superuser:
         visible |= Q(team__isnull=True)
-    return Agent.objects.filter(visible).select_related("team").order_by("agent_id")
+    return (
+        Agent.objects.filter(visible)
+        .select_related("team")
+        .annotate(pending_batches=pending_batches_expr())
+        .order_by("agent_id")
+    )
 
 
 class AgentAccess:

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from memory.engine.guard import REJECT_REASONS
 from memory.engine.tokens import SCOPES
 from memory.models import CATEGORIES, LAYERS
 
@@ -118,3 +119,96 @@ class MistakeFilterForm(forms.Form):
 
 class ReflexionPreviewForm(forms.Form):
     message = forms.CharField(required=False, max_length=MAX_PREVIEW_CHARS, strip=True, label="Message")
+
+
+# --- quarantine desk (SPEC D3, P8) ------------------------------------------------------------------------
+
+QUARANTINE_STATUS_CHOICES = [("pending", "Pending"), ("decided", "Decided"), ("all", "All")]
+
+
+class QuarantineFilterForm(forms.Form):
+    status = forms.ChoiceField(required=False, choices=QUARANTINE_STATUS_CHOICES, label="Batches")
+    origin = forms.CharField(required=False, max_length=256, label="Origin")
+    batch = forms.IntegerField(required=False, min_value=1, label="Batch")
+
+    def filters(self) -> dict[str, Any]:
+        """Cleaned filters; invalid values fall back to the defaults."""
+        data = self.cleaned_data if self.is_bound else {}
+        return {
+            "status": data.get("status") or "pending",
+            "origin": data.get("origin") or "",
+            "batch": data.get("batch"),
+        }
+
+
+REASON_LABELS = {
+    "verified": "Verified: the facts are right",
+    "legitimate_update": "A legitimate bulk update",
+    "wrong": "Wrong",
+    "duplicate": "Duplicate",
+    "outdated": "Outdated",
+    "poisoning": "Poisoning",
+    "out_of_scope": "Out of scope",
+    "other": "Other (say why)",
+}
+APPROVE_REASONS = ("verified", "legitimate_update", "other")
+# ttl_expired is the system's reason when the time runs out; people pick from the rest
+PERSON_REJECT_REASONS = tuple(r for r in REJECT_REASONS if r != "ttl_expired")
+MAX_NOTE_CHARS = 1900  # the engine takes reasons up to 2000 characters: "<code>: <note>"
+
+
+class DecisionForm(forms.Form):
+    """Approve or reject a quarantined batch: a reason from the fixed list, plus free text (required for
+    "other"). The engine checks the reason again."""
+
+    reason = forms.ChoiceField(
+        choices=[], label="Reason", error_messages={"required": "Pick a reason: it is required."}
+    )
+    note = forms.CharField(required=False, max_length=MAX_NOTE_CHARS, strip=True, label="Note")
+
+    def __init__(self, decision: str, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.decision = decision
+        self.fields["reason"].choices = decision_choices(decision)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("reason") == "other" and not data.get("note"):
+            self.add_error("note", "Say why: the reason “other” needs a note.")
+        return data
+
+    def reason_text(self) -> str:
+        """What the audit log records: ``code`` or ``code: note``."""
+        code, note = self.cleaned_data["reason"], self.cleaned_data.get("note") or ""
+        return f"{code}: {note}" if note else code
+
+
+def decision_choices(decision: str) -> list[tuple[str, str]]:
+    codes = APPROVE_REASONS if decision == "approve" else PERSON_REJECT_REASONS
+    return [(c, REASON_LABELS.get(c, c)) for c in codes]
+
+
+# --- audit log --------------------------------------------------------------------------------------------
+
+
+class AuditFilterForm(forms.Form):
+    action = forms.CharField(required=False, max_length=64, label="Action")
+    actor = forms.CharField(required=False, max_length=256, strip=True, label="Actor")
+    since = forms.DateField(
+        required=False, label="From (UTC)", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(required=False, label="To (UTC)", widget=forms.DateInput(attrs={"type": "date"}))
+    q = forms.CharField(required=False, max_length=MAX_QUERY_CHARS, strip=True, label="Subject or reason")
+    batch = forms.IntegerField(required=False, min_value=1, label="Batch")
+
+    def filters(self) -> dict[str, Any]:
+        """Cleaned filters; invalid values fall back to the defaults (the errors are shown beside them)."""
+        data = self.cleaned_data if self.is_bound else {}
+        return {
+            "action": data.get("action") or "",
+            "actor": data.get("actor") or "",
+            "since": data.get("since"),
+            "until": data.get("until"),
+            "q": data.get("q") or "",
+            "batch": data.get("batch"),
+        }

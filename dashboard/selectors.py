@@ -8,15 +8,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Case, Count, F, IntegerField, Max, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memory import engine
 from memory.engine.provenance import CLASS_ALIASES, origin_class
-from memory.models import CATEGORIES, RETRACT_EVENTS, Agent, AuditEvent, Membership, Memory, Mistake, Role
+from memory.models import (
+    CATEGORIES,
+    RETRACT_EVENTS,
+    Agent,
+    ApprovalRequest,
+    AuditEvent,
+    Membership,
+    Memory,
+    Mistake,
+    Role,
+)
 
 # The engine's belief filters (SPEC 0), restated over the ORM for list pages.
 NOT_RETRACTED = Q(invalidated_by_event__isnull=True) | ~Q(invalidated_by_event__in=RETRACT_EVENTS)
@@ -350,3 +361,260 @@ def rule_memories(agent_id: str, *, at: datetime | None = None) -> list[engine.M
         agent_id=agent_id, subject__startswith=RULE_SUBJECT_PREFIX, predicate=RULE_PREDICATE
     ).filter(current_q(at or timezone.now()))
     return records(rows.order_by("subject", "-valid_from"))
+
+
+# --- quarantine desk (SPEC D3, P8) ------------------------------------------------------------------------
+
+REVIEW_ROLES = (Role.REVIEWER, Role.CURATOR, Role.ADMIN)
+WARN_BEFORE_SECS = 2 * 3600  # a pending batch this close to its TTL is flagged
+
+
+def pending_batches() -> QuerySet[ApprovalRequest]:
+    return ApprovalRequest.objects.filter(
+        action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE, status=ApprovalRequest.PENDING
+    )
+
+
+def pending_batches_expr() -> Coalesce:
+    """The number of pending batches of the outer query's agent, as a subquery (for the navigation badge:
+    annotated on the agent, so it costs no query of its own)."""
+    counts = (
+        pending_batches()
+        .filter(agent_id=OuterRef("agent_id"))
+        .order_by()
+        .values("agent_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counts, output_field=IntegerField()), Value(0))
+
+
+def pending_batch_count(agent_id: str) -> int:
+    """Pending batches of one agent: one COUNT on the (agent_id, status) index."""
+    return pending_batches().filter(agent_id=agent_id).count()
+
+
+def approval_request(agent_id: str, request_id: int) -> ApprovalRequest | None:
+    """One batch of this agent (another agent's id is simply not found)."""
+    return (
+        ApprovalRequest.objects.filter(
+            agent_id=agent_id, id=request_id, action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE
+        )
+        .order_by()
+        .first()
+    )
+
+
+def approval_requests(
+    agent_id: str, *, status: str = "pending", origin: str = "", batch: int | None = None
+) -> QuerySet[ApprovalRequest]:
+    """The agent's batches. ``pending``: soonest expiry first; ``decided``: latest decision first; ``all``:
+    pending ones (soonest expiry first) then decided ones (latest first)."""
+    qs = ApprovalRequest.objects.filter(agent_id=agent_id, action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE)
+    if status == "pending":
+        qs = qs.filter(status=ApprovalRequest.PENDING)
+    elif status == "decided":
+        qs = qs.exclude(status=ApprovalRequest.PENDING)
+    if origin:
+        qs = qs.filter(origin=origin)
+    if batch is not None:
+        qs = qs.filter(id=batch)
+    is_pending = Q(status=ApprovalRequest.PENDING)
+    return qs.annotate(
+        decided=Case(When(is_pending, then=Value(0)), default=Value(1), output_field=IntegerField()),
+        due=Case(When(is_pending, then=F("expires_at")), default=None),
+    ).order_by("decided", F("due").asc(nulls_last=True), F("decided_at").desc(nulls_last=True), "id")
+
+
+def approval_origins(agent_id: str) -> list[str]:
+    """Every origin that has had a batch quarantined for this agent (filter options), one query."""
+    return list(
+        ApprovalRequest.objects.filter(agent_id=agent_id, action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE)
+        .order_by("origin")
+        .values_list("origin", flat=True)
+        .distinct()
+    )
+
+
+@dataclass
+class FactPreview:
+    """One fact of a batch and, while the batch is pending, what approving it would change."""
+
+    row: engine.MemoryRecord
+    supersedes: engine.MemoryRecord | None = None
+    reaffirms: engine.MemoryRecord | None = None
+
+    @property
+    def effect(self) -> str:
+        """``supersede``, ``reaffirm`` or ``new``."""
+        if self.supersedes is not None:
+            return "supersede"
+        return "reaffirm" if self.reaffirms is not None else "new"
+
+
+@dataclass
+class BatchCard:
+    """A decision card: one approval request, its facts, and the time left."""
+
+    request: ApprovalRequest
+    facts: list[FactPreview]
+    missing_ids: list[str]
+    now: datetime
+    # set by a decision view: the outcome, or the error and the form to show again
+    note: str = ""
+    error: str = ""
+    decision: str = ""
+    form: Any = None
+
+    @property
+    def id(self) -> int:
+        return self.request.id
+
+    @property
+    def pending(self) -> bool:
+        return self.request.status == ApprovalRequest.PENDING
+
+    @property
+    def seconds_left(self) -> int:
+        return max(0, int((self.request.expires_at - self.now).total_seconds()))
+
+    @property
+    def expired(self) -> bool:
+        """Pending, but its TTL has run out (the sweep job rejects it; people can no longer decide)."""
+        return self.pending and self.request.expires_at <= self.now
+
+    @property
+    def warn(self) -> bool:
+        return self.pending and 0 < self.seconds_left < WARN_BEFORE_SECS
+
+    @property
+    def effects(self) -> dict[str, int]:
+        out = {"supersede": 0, "reaffirm": 0, "new": 0}
+        for f in self.facts:
+            out[f.effect] += 1
+        return out
+
+
+def _believed_at(rows: Iterable[Memory], at: datetime, exclude: str) -> Memory | None:
+    """``engine.approval_preview``'s choice: the believed row covering ``at``, latest start first."""
+    covering = [
+        r
+        for r in rows
+        if r.id != exclude
+        and (r.valid_from is None or r.valid_from <= at)
+        and (r.valid_until is None or r.valid_until > at)
+    ]
+    covering.sort(key=lambda r: (r.valid_from is not None, r.valid_from or at), reverse=True)
+    return covering[0] if covering else None
+
+
+def batch_cards(agent_id: str, requests: Iterable[ApprovalRequest], *, now: datetime) -> list[BatchCard]:
+    """Cards for ``requests``: their rows in one query, and for the pending ones what approving would change
+    in one more (the same answer as ``engine.approval_preview``, batched over the page instead of one query
+    per fact)."""
+    reqs = list(requests)
+    wanted = {i for r in reqs for i in (r.payload or {}).get("ids", []) if isinstance(i, str)}
+    by_id = (
+        {m.id: m for m in Memory.objects.filter(agent_id=agent_id, id__in=sorted(wanted))} if wanted else {}
+    )
+    pending_rows = [
+        by_id[i]
+        for r in reqs
+        if r.status == ApprovalRequest.PENDING
+        for i in (r.payload or {}).get("ids", [])
+        if i in by_id and by_id[i].subject and by_id[i].predicate
+    ]
+    believed: dict[tuple[str, str], list[Memory]] = {}
+    if pending_rows:
+        earliest = min(m.valid_from or m.created_at for m in pending_rows)
+        candidates = Memory.objects.filter(
+            agent_id=agent_id,
+            subject__in=sorted({m.subject for m in pending_rows if m.subject}),
+            predicate__in=sorted({m.predicate for m in pending_rows if m.predicate}),
+        ).filter(BELIEVED & (Q(valid_until__isnull=True) | Q(valid_until__gt=earliest)))
+        for m in candidates:
+            believed.setdefault((m.subject or "", m.predicate or ""), []).append(m)
+    cards = []
+    for r in reqs:
+        ids = [i for i in (r.payload or {}).get("ids", []) if isinstance(i, str)]
+        rows = sorted((by_id[i] for i in dict.fromkeys(ids) if i in by_id), key=_fact_order)
+        facts = []
+        for m in rows:
+            preview = FactPreview(engine.MemoryRecord.from_model(m))
+            if r.status == ApprovalRequest.PENDING and m.subject and m.predicate:
+                current = _believed_at(
+                    believed.get((m.subject, m.predicate), []), m.valid_from or m.created_at, m.id
+                )
+                if current is not None:
+                    record = engine.MemoryRecord.from_model(current)
+                    if (current.object or None) == (m.object or None):
+                        preview.reaffirms = record
+                    else:
+                        preview.supersedes = record
+            facts.append(preview)
+        missing = [i for i in ids if i not in by_id]
+        cards.append(BatchCard(r, facts, missing, now))
+    return cards
+
+
+def _fact_order(m: Memory) -> tuple[datetime, str]:
+    return (m.valid_from or m.created_at, m.id)
+
+
+def team_reviewers(team_id: int | None) -> list[str]:
+    """Usernames of the members who may review (reviewer or above), one query."""
+    if team_id is None:
+        return []
+    return list(
+        Membership.objects.filter(team_id=team_id, role__in=REVIEW_ROLES)
+        .order_by("user__username")
+        .values_list("user__username", flat=True)
+    )
+
+
+# --- audit log --------------------------------------------------------------------------------------------
+
+QUARANTINE_ACTIONS = (
+    "knowledge_quarantined",
+    "quarantine_approved",
+    "quarantine_denied",
+    "quarantine_expired",
+)
+
+
+def audit_events(
+    agent_id: str,
+    *,
+    action: str = "",
+    actor: str = "",
+    since: date | None = None,
+    until: date | None = None,
+    q: str = "",
+    batch: int | None = None,
+) -> QuerySet[AuditEvent]:
+    """The agent's audit events, newest first. ``until`` is inclusive (the whole day, UTC); ``q`` is a
+    case-insensitive substring of the subject or the reason; ``batch`` an approval request id."""
+    qs = AuditEvent.objects.filter(agent_id=agent_id)
+    if action:
+        qs = qs.filter(action=action)
+    if actor:
+        qs = qs.filter(actor__icontains=actor)
+    if since is not None:
+        qs = qs.filter(created_at__gte=datetime.combine(since, time.min, tzinfo=UTC))
+    if until is not None:
+        qs = qs.filter(created_at__lt=datetime.combine(until + timedelta(days=1), time.min, tzinfo=UTC))
+    if q:
+        qs = qs.filter(Q(subject__icontains=q) | Q(reason__icontains=q))
+    if batch is not None:
+        qs = qs.filter(action__in=QUARANTINE_ACTIONS, details__request_id=batch)
+    return qs.order_by("-created_at", "-id")
+
+
+def audit_actions(agent_id: str) -> list[str]:
+    """The actions this agent's log holds (filter options), one query."""
+    return list(
+        AuditEvent.objects.filter(agent_id=agent_id)
+        .order_by("action")
+        .values_list("action", flat=True)
+        .distinct()
+    )

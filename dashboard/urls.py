@@ -13,4 +13,18 @@ urlpatterns = [
     path("agents/<str:agent_id>/tokens/<int:token_id>/revoke/", views.token_revoke, name="token_revoke"),
     path("agents/<str:agent_id>/mistakes/", views.mistakes, name="mistakes"),
     path("agents/<str:agent_id>/mistakes/preview/", views.mistakes_preview, name="mistakes_preview"),
+    path("agents/<str:agent_id>/quarantine/", views.quarantine, name="quarantine"),
+    path(
+        "agents/<str:agent_id>/quarantine/<int:request_id>/approve/",
+        views.quarantine_decide,
+        {"decision": "approve"},
+        name="quarantine_approve",
+    ),
+    path(
+        "agents/<str:agent_id>/quarantine/<int:request_id>/reject/",
+        views.quarantine_decide,
+        {"decision": "reject"},
+        name="quarantine_reject",
+    ),
+    path("agents/<str:agent_id>/audit/", views.audit_log, name="audit"),
 ]

@@ -21,16 +21,21 @@ from django_htmx.http import trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
 from memory import engine
+from memory.config import guard_settings
 from memory.models import Mistake, Role
 
 from . import selectors
 from .access import AgentAccess, agent_access, login_required, visible_agents
 from .forms import (
+    AuditFilterForm,
+    DecisionForm,
     MemoryFilterForm,
     MistakeFilterForm,
+    QuarantineFilterForm,
     ReflexionPreviewForm,
     TimelineForm,
     TokenCreateForm,
+    decision_choices,
 )
 
 PAGE_SIZE = 25
@@ -70,6 +75,7 @@ def agent_home(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     context = {
         "agent": access.agent,
         "can_admin": access.has_role(Role.ADMIN),
+        "can_review": access.has_role(Role.REVIEWER),
         "summary": engine.summarize(agent_id=aid),
         "recent": engine.list_recent(agent_id=aid, n=RECENT),
         "keys": selectors.fact_keys(aid, limit=RECENT),
@@ -334,3 +340,163 @@ def mistakes_preview(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
         "preview": reflexion_preview(access.agent.agent_id, form),
     }
     return render_page(request, "dashboard/mistakes.html", context, fragment="preview")
+
+
+# --- quarantine desk (SPEC D3, P8): reviewers of the agent's team ------------------------------------------
+
+BATCH_PAGE_SIZE = 20
+AUDIT_PAGE_SIZE = 50
+ERROR_STATUS = {"already_decided": 409, "invalid_argument": 422, "not_found": 404}
+
+
+def reviewers_only(request: HtmxHttpRequest, access: AgentAccess, page: str) -> HttpResponse:
+    """A viewer: say so (403), and name who can review."""
+    context = {
+        "agent": access.agent,
+        "role": access.role,
+        "page_name": page,
+        "reviewers": selectors.team_reviewers(access.agent.team_id),
+    }
+    response = render(request, "dashboard/reviewers_only.html", context, status=403)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+def quarantine_context(
+    request: HtmxHttpRequest,
+    access: AgentAccess,
+    *,
+    full: bool,
+    filters: dict[str, Any] | None = None,
+    cards: list[selectors.BatchCard] | None = None,
+) -> dict[str, Any]:
+    aid = access.agent.agent_id
+    form = QuarantineFilterForm(request.GET)
+    form.is_valid()
+    f = filters or form.filters()
+    now = timezone.now()
+    page = None
+    if cards is None:
+        requests = selectors.approval_requests(aid, status=f["status"], origin=f["origin"], batch=f["batch"])
+        page = Paginator(requests, BATCH_PAGE_SIZE).get_page(request.GET.get("page"))
+        cards = selectors.batch_cards(aid, page.object_list, now=now)
+    context: dict[str, Any] = {
+        "agent": access.agent,
+        "form": form,
+        "filters": f,
+        "page": page,
+        "cards": cards,
+        "now": now,
+        "approve_choices": decision_choices("approve"),
+        "reject_choices": decision_choices("reject"),
+    }
+    if full:
+        context["origins"] = selectors.approval_origins(aid)
+        context["guard"] = guard_settings()
+    return context
+
+
+@login_required
+@require_safe
+def quarantine(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
+    """Pending batches, soonest expiry first, as decision cards; decided ones read-only under a filter."""
+    access = agent_access(request.user, agent_id)
+    if not access.has_role(Role.REVIEWER):
+        return reviewers_only(request, access, "quarantine desk")
+    context = quarantine_context(request, access, full=not wants_fragment(request))
+    response = render_page(request, "dashboard/quarantine.html", context, fragment="desk")
+    add_never_cache_headers(response)
+    return response
+
+
+@login_required
+@require_POST
+def quarantine_decide(
+    request: HtmxHttpRequest, agent_id: str, request_id: int, decision: str
+) -> HttpResponse:
+    """Approve or reject one batch through the engine, with a required reason.
+
+    HTMX gets the card back (decided, or with the error inline: 422 for a missing reason, 409 when the batch
+    was already decided or its time ran out) plus the pending count by out-of-band swap. A plain POST is
+    redirected to the decided card, or gets the card with the error and the same status.
+    """
+    access = agent_access(request.user, agent_id, role=Role.REVIEWER)
+    aid = access.agent.agent_id
+    batch = selectors.approval_request(aid, request_id)
+    if batch is None:
+        raise Http404("No such batch.")
+    form = DecisionForm(decision, request.POST)
+    status, error, note = 200, "", ""
+    if not form.is_valid():
+        status, error = 422, "A reason is required." if "reason" in form.errors else "Check the reason."
+    else:
+        decide = engine.quarantine_approve if decision == "approve" else engine.quarantine_reject
+        try:
+            batch = decide(request_id=batch.id, actor=actor_of(request), reason=form.reason_text())
+        except engine.EngineError as exc:
+            status, error = ERROR_STATUS.get(exc.code, 400), exc.message
+            if exc.code == "invalid_argument" and exc.field == "reason":
+                form.add_error("note", exc.message)
+            batch = selectors.approval_request(aid, request_id) or batch
+        else:
+            n = len(batch.payload.get("ids", []))
+            facts = f"{n} fact{'s' if n != 1 else ''} about “{batch.subject}”"
+            note = (
+                f"Approved: {facts} released to the agent."
+                if decision == "approve"
+                else f"Rejected: {facts} retracted."
+            )
+    (card,) = selectors.batch_cards(aid, [batch], now=timezone.now())
+    card.note, card.error = note, error
+    if error:
+        card.decision, card.form = decision, form
+    if wants_fragment(request):
+        context = {
+            "agent": access.agent,
+            "c": card,
+            "now": card.now,
+            "approve_choices": decision_choices("approve"),
+            "reject_choices": decision_choices("reject"),
+            "pending_count": selectors.pending_batch_count(aid),
+        }
+        response = render(request, "dashboard/_batch_decided.html", context, status=status)
+        if note:
+            trigger_client_event(response, "memdesk:toast", {"text": note, "level": "success"})
+        patch_vary_headers(response, ("HX-Request",))
+    elif not error:
+        messages.success(request, note)
+        response = redirect(reverse("dashboard:quarantine", args=[aid]) + f"?status=all&batch={batch.id}")
+    else:
+        context = quarantine_context(
+            request,
+            access,
+            full=True,
+            filters={"status": "all", "origin": "", "batch": batch.id},
+            cards=[card],
+        )
+        response = render(request, "dashboard/quarantine.html", context, status=status)
+        patch_vary_headers(response, ("HX-Request",))
+    add_never_cache_headers(response)
+    return response
+
+
+# --- audit log (SPEC D8): reviewers of the agent's team ----------------------------------------------------
+
+
+@login_required
+@require_safe
+def audit_log(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
+    """Every audit event of the agent, newest first, filtered in the query string."""
+    access = agent_access(request.user, agent_id)
+    if not access.has_role(Role.REVIEWER):
+        return reviewers_only(request, access, "audit log")
+    aid = access.agent.agent_id
+    form = AuditFilterForm(request.GET)
+    form.is_valid()
+    f = form.filters()
+    events = selectors.audit_events(aid, **f)
+    page = Paginator(events, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    context: dict[str, Any] = {"agent": access.agent, "form": form, "filters": f, "page": page}
+    if not wants_fragment(request):
+        context["actions"] = selectors.audit_actions(aid)
+    return render_page(request, "dashboard/audit.html", context, fragment="results")

@@ -55,6 +55,18 @@
     if (event.target.matches && event.target.matches("[data-select-on-focus]")) event.target.select();
   });
 
+  // Inside [data-swap-errors] (decision forms), a refused request (400, 409, 422) carries its explanation:
+  // swap it in like a success instead of only toasting the status.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var detail = event.detail || {};
+    var status = detail.xhr ? detail.xhr.status : 0;
+    var elt = detail.requestConfig && detail.requestConfig.elt;
+    if ((status === 400 || status === 409 || status === 422) && elt && elt.closest && elt.closest("[data-swap-errors]")) {
+      detail.shouldSwap = true;
+      detail.isError = false;
+    }
+  });
+
   document.addEventListener("htmx:responseError", function (event) {
     var status = event.detail.xhr ? event.detail.xhr.status : 0;
     var text = status === 404 ? "Not found (it may have been removed, or it is not yours to see)."

@@ -112,3 +112,49 @@ def quarantine_fact(agent_id: str, **fact) -> str:
     from memory.engine.temporal import check_fact, write_fact
 
     return write_fact(check_fact(agent_id=agent_id, **fact), quarantine=True).id
+
+
+@pytest.fixture
+def guard_defaults(tmp_path, monkeypatch):
+    """The burst guard at its documented defaults (5 facts per subject per origin within 3600 s)."""
+    from memory import config
+
+    monkeypatch.setenv("MEMDESK_CONFIG", str(tmp_path / "absent.toml"))
+    config._cache.clear()
+    yield
+    config._cache.clear()
+
+
+def make_burst(
+    agent_id: str,
+    subject: str,
+    *,
+    origin: str = "channel:spam",
+    facts: list[tuple[str, str, str]] | None = None,
+    start=None,
+):
+    """A burst through the agent-facing write path (``store_temporal(protect=True)``): one fact a minute from
+    ``start`` (default: 10 minutes ago); five or more trip the burst guard. ``facts`` are (predicate, object,
+    content). Returns the batch's ``ApprovalRequest`` (None if the guard did not trip)."""
+    import time_machine
+
+    from memory.models import ApprovalRequest
+
+    facts = facts or [(f"claim_{k}", f"value-{k}", f"{subject} claim {k} is value-{k}") for k in range(5)]
+    start = start or timezone.now() - timedelta(minutes=10)
+    for k, (predicate, obj, content) in enumerate(facts):
+        with time_machine.travel(start + timedelta(seconds=30 * k), tick=False):
+            engine.store_temporal(
+                agent_id=agent_id,
+                content=content,
+                subject=subject,
+                predicate=predicate,
+                object=obj,
+                origin=origin,
+                protect=True,
+            )
+    return (
+        ApprovalRequest.objects.filter(agent_id=agent_id, subject=subject, origin=origin)
+        .order_by("-id")
+        .first()
+    )

@@ -1,0 +1,216 @@
+"""The quarantine journey end to end: a real MCP client, a real server, a real browser, one database.
+
+One uvicorn child serves ``config.asgi`` (the dashboard and ``/mcp``) on a temporary SQLite file (the MCP test
+harness). An external MCP token sends two bursts of six facts about two subjects: both are quarantined and
+``memory_search`` finds none of them. Debian's Chromium then signs in as a reviewer, opens the desk from the
+navigation badge, rejects one batch with the keyboard (its facts include an HTML/JS payload, which shows as
+text) and approves the other with the mouse; the badge counts down by out-of-band swaps. Finally
+``memory_search`` over MCP returns the approved facts and not the rejected ones.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from tests.dashboard.test_browser_journey import CHROMIUM, LAUNCH_ARGS
+from tests.mcp.harness import REPO, HttpHarness, child_env
+
+pytestmark = pytest.mark.browser
+XSS = "<script>window.__xss=1</script>"
+REJECTED = "zanzibar"  # a word only the batch to reject uses
+APPROVED = "quokka"  # a word only the batch to approve uses
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    """uvicorn on a provisioned SQLite file, with the burst guard at its defaults (5 per subject per hour)."""
+    monkeypatch.setenv("MEMDESK_CONFIG", str(tmp_path / "absent.toml"))
+    db_path = tmp_path / "desk.sqlite3"
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.dashboard.quarantine_provision"],
+        cwd=REPO,
+        env=child_env(db_path),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    harness = HttpHarness(db_path, info["tokens"])
+    try:
+        yield harness, info
+    finally:
+        harness.close()
+
+
+def send_burst(harness: HttpHarness, subject: str, word: str, *, payload: str | None = None) -> list[str]:
+    """Six facts about ``subject`` over MCP; the fifth trips the guard and the whole batch is held."""
+    ids, outcomes = [], []
+    for k in range(6):
+        content = payload if (payload and k == 2) else f"{subject} fact {k}: the {word} detail number {k}"
+        reply = harness.ok(
+            "ext",
+            "memory_store_fact",
+            {"content": content, "subject": subject, "predicate": f"detail_{k}", "object": f"{word}-{k}"},
+        )
+        ids.append(reply["id"])
+        outcomes.append(reply["outcome"])
+    assert outcomes == ["stored"] * 4 + ["quarantined"] * 2
+    return ids
+
+
+def search(harness: HttpHarness, query: str) -> set[str]:
+    reply = harness.ok("ext", "memory_search", {"query": query, "limit": 50})
+    return {r["id"] for r in reply["results"]}
+
+
+def batch_of(harness: HttpHarness, subject: str) -> int:
+    rows = harness.query("SELECT id FROM approvals WHERE subject = ? AND status = 'pending'", subject)
+    assert len(rows) == 1, subject
+    return int(rows[0]["id"])
+
+
+def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
+    harness, info = server
+    agent = info["agent"]
+    rejected_ids = send_burst(harness, "acme-pricing", REJECTED, payload=XSS)
+    approved_ids = send_burst(harness, "globex-office", APPROVED)
+    # quarantined: invisible to the agent
+    assert search(harness, REJECTED) == set() and search(harness, APPROVED) == set()
+    to_reject, to_approve = batch_of(harness, "acme-pricing"), batch_of(harness, "globex-office")
+
+    errors: list[str] = []
+    dialogs: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1366, "height": 900})  # two tabs, one session
+            page = context.new_page()
+            page.set_default_timeout(15_000)
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            # Chromium logs every 4xx response as a console error; the refused decision below is expected
+            page.on(
+                "console",
+                lambda msg: (
+                    errors.append(msg.text)
+                    if msg.type == "error" and "status of 409" not in msg.text
+                    else None
+                ),
+            )
+
+            def dismiss(dialog) -> None:  # noqa: ANN001
+                dialogs.append(dialog.message)
+                dialog.dismiss()
+
+            page.on("dialog", dismiss)
+
+            # Sign in, open the agent: the navigation badge counts the pending batches
+            page.goto(harness.base + "/login/")
+            page.fill("#id_username", info["username"])
+            page.fill("#id_password", info["password"])
+            page.click("button[type=submit]")
+            expect(page.locator("#toasts")).to_contain_text(f"Signed in as {info['username']}.")
+            page.goto(harness.base + f"/agents/{agent}/")
+            badge = page.locator("#quarantine-count")
+            expect(badge).to_have_attribute("data-count", "2")
+            expect(badge).to_contain_text("(2)")
+
+            # The desk: two decision cards, soonest expiry first, with a live countdown
+            page.click("#nav-quarantine")
+            expect(page.locator("h1")).to_have_text("Quarantine desk")
+            cards = page.locator("#desk .batch-card")
+            expect(cards).to_have_count(2)
+            expect(cards.nth(0)).to_have_attribute("id", f"batch-{to_reject}")
+            reject_card = page.locator(f"#batch-{to_reject}")
+            approve_card = page.locator(f"#batch-{to_approve}")
+            expect(reject_card.locator("[role=timer]")).to_have_text(re.compile(r"^2[34] h \d\d min left$"))
+            expect(reject_card.locator(".fact-row")).to_have_count(6)
+            expect(reject_card.locator(".guard-reason")).to_contain_text("facts about 'acme-pricing'")
+            # the HTML/JS payload is text: shown verbatim, never run
+            expect(reject_card.locator(".fact-content", has_text=XSS)).to_have_count(1)
+            assert page.evaluate("typeof window.__xss") == "undefined"
+            page.evaluate("window.__sameDocument = true")
+
+            # Keyboard: ? shows the help, j selects the first card, r opens its reason picker
+            page.keyboard.press("?")
+            expect(page.locator("#keys-help")).to_be_visible()
+            page.keyboard.press("Escape")
+            expect(page.locator("#keys-help")).to_be_hidden()
+            page.keyboard.press("j")
+            expect(reject_card).to_have_class(re.compile(r"\bis-selected\b"))
+            page.keyboard.press("r")
+            expect(reject_card.locator("details.decide-reject")).to_have_attribute("open", "")
+            expect(reject_card.locator("details.decide-reject select[name=reason]")).to_be_focused()
+            reject_card.locator("details.decide-reject select[name=reason]").select_option("poisoning")
+            reject_card.locator("details.decide-reject input[name=note]").fill("bot farm pushing prices")
+            reject_card.locator("details.decide-reject input[name=note]").press("Enter")
+            expect(reject_card).to_have_attribute("data-status", "denied")
+            expect(reject_card.locator(".batch-outcome")).to_contain_text("Rejected: 6 facts")
+            expect(reject_card.locator(".decision-reason")).to_have_text("poisoning: bot farm pushing prices")
+            expect(badge).to_have_attribute("data-count", "1")  # out-of-band swap
+            expect(page.locator("#desk-pending-count")).to_have_text("1")
+            expect(page.locator("#toasts")).to_contain_text(
+                "Rejected: 6 facts about “acme-pricing” retracted."
+            )
+            page.locator("#toasts .toast-close").last.click()  # dismissed (it sits over the cards' corner)
+            expect(page.locator("#toasts .toast")).to_have_count(0)
+            expect(reject_card.locator(".fact-content", has_text=XSS)).to_have_count(1)  # still text
+
+            # The next pending card is selected by itself. Meanwhile a second tab approves it with the mouse
+            expect(approve_card).to_have_class(re.compile(r"\bis-selected\b"))
+            other = context.new_page()
+            other.on("pageerror", lambda exc: errors.append(str(exc)))
+            other.goto(harness.base + f"/agents/{agent}/quarantine/")
+            other_card = other.locator(f"#batch-{to_approve}")
+            other_card.locator("details.decide-approve summary").click()
+            other_card.locator("details.decide-approve select[name=reason]").select_option("verified")
+            other_card.locator("details.decide-approve button[type=submit]").click()
+            expect(other_card).to_have_attribute("data-status", "approved")
+            expect(other_card.locator(".decision-reason")).to_have_text("verified")
+            expect(other.locator("#quarantine-count")).to_have_attribute("data-count", "0")
+            other.close()
+
+            # ...so the first tab's late reject is refused in place (409), the card now shows the approval
+            page.keyboard.press("r")
+            late = approve_card.locator("details.decide-reject")
+            expect(late).to_have_attribute("open", "")
+            late.locator("select[name=reason]").select_option("duplicate")
+            late.locator("button[type=submit]").click()
+            expect(approve_card.locator(".batch-error")).to_contain_text(
+                "already decided (approved by user:rex)"
+            )
+            expect(approve_card).to_have_attribute("data-status", "approved")
+            expect(approve_card.locator(".decision-reason")).to_have_text("verified")
+            expect(badge).to_have_attribute("data-count", "0")
+            expect(page.locator("#desk-pending-count")).to_have_text("0")
+            assert page.evaluate("window.__sameDocument") is True  # swapped by HTMX, never reloaded
+
+            # Decided batches stay on record under the "decided" filter
+            page.select_option("#q-status", "decided")
+            expect(page.locator("#desk")).to_have_attribute("data-status", "decided")
+            expect(page).to_have_url(re.compile(r"status=decided"))
+            expect(page.locator("#desk .batch-card")).to_have_count(2)
+
+            # The payload is text on the memory page too, and on the audit log
+            reject_card = page.locator(f"#batch-{to_reject}")
+            reject_card.locator(".fact-content", has_text=XSS).click()
+            expect(page.locator("#memory-content")).to_have_text(XSS)
+            page.goto(harness.base + f"/agents/{agent}/audit/?action=quarantine_denied")
+            expect(page.locator("#audit-table tbody tr")).to_have_count(1)
+            expect(page.locator("#audit-table")).to_contain_text("poisoning: bot farm pushing prices")
+            assert page.evaluate("typeof window.__xss") == "undefined"
+        finally:
+            browser.close()
+    assert errors == [] and dialogs == []
+
+    # What the agent reads now, over MCP: the approved facts, never the rejected ones
+    assert set(approved_ids) <= search(harness, APPROVED)
+    assert search(harness, REJECTED) == set()
+    fetched = harness.ok("ext", "memory_fetch_batch", {"ids": rejected_ids + approved_ids})
+    assert {m["id"] for m in fetched["memories"]} == set(approved_ids)
