@@ -7,6 +7,8 @@ from datetime import timedelta
 
 import pytest
 from celery.contrib.testing.worker import start_worker
+from celery.signals import task_postrun
+from django.db import connections
 
 from config.celery import app
 from memory import engine
@@ -27,8 +29,19 @@ def celery_worker(settings):
     app.conf.update(broker_url=BROKER, result_backend=BROKER, task_always_eager=False)
     app.loader.import_default_modules()
     app.finalize()
-    with start_worker(app, perform_ping_check=False, pool="solo", loglevel="WARNING", shutdown_timeout=10):
-        yield app
+    # the worker runs in a thread: close its database connection after each task so nothing outlives the test
+    task_postrun.connect(_close_connections, weak=False, dispatch_uid="memdesk-test-close")
+    try:
+        with start_worker(
+            app, perform_ping_check=False, pool="solo", loglevel="WARNING", shutdown_timeout=10
+        ):
+            yield app
+    finally:
+        task_postrun.disconnect(dispatch_uid="memdesk-test-close")
+
+
+def _close_connections(**kwargs):
+    connections.close_all()
 
 
 def test_the_ttl_sweep_runs_in_a_celery_worker_over_redis(celery_worker, tmp_path, monkeypatch):
