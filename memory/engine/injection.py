@@ -1,7 +1,11 @@
 """The shared prompt-injection rule engine (SPEC P4): one scan for every distilled write and auto wiki page.
 
-``scan_injection(text)`` returns a frozen :class:`ScanResult`. The text is NFKC-normalised, lower-cased and
-whitespace-collapsed, then looked at through a few *views*:
+API: ``scan_injection(text) -> ScanResult`` and ``scan_fact(content, subject, predicate, object)`` (the content
+and the ``"s p o"`` string scanned together). A :class:`ScanResult` is frozen: ``.blocked``, ``.score``,
+``.rules`` (matched family names), ``.matches`` (rule id, family, view and snippet of every matched rule, for the
+audit trail), ``.zero_width`` and ``.to_audit()`` (the ``prompt_injection`` audit payload).
+
+The text is NFKC-normalised, lower-cased and whitespace-collapsed, then looked at through a few *views*:
 
 * ``text``: zero-width characters removed, Cyrillic/Greek/small-capital look-alikes mapped to Latin, Traditional
   Chinese folded to Simplified (so the Chinese rules are written once), HTML entities decoded, markdown and HTML
@@ -14,17 +18,29 @@ whitespace-collapsed, then looked at through a few *views*:
   (when the text mentions them), ``url`` (percent-decoding) and ``decoded`` (base64/hex blobs that decode to
   mostly printable text, and Unicode tag characters), each scanned with the full pipeline.
 
+Two kinds of detectors run on the text views: phrase rules (regular expressions over the wordings attackers
+use, English and Chinese) and a lexical layer that looks at one clause at a time for the *ingredients* of an
+attack (an override verb, an instruction-like object and a target pointing at the model's own instructions; a
+persona, an AI noun and "no rules"; a send verb, sensitive data and an outside destination; ...), which catches
+paraphrases. Owner words ("my previous instructions") and topics ("the rules about dessert") veto the override
+checks, which keeps ordinary chat clean.
+
 Rule families and weights follow the spec. A family counts once however many of its patterns match; the
 score is the sum of the matched families' weights plus 20 when the text holds more than three zero-width
 characters (family ``zero_width``). The text is blocked at a score of 60 or when any family that blocks alone
 matched. A family found only through a de-obfuscation view also adds ``encoding_bypass`` (hiding an
 instruction is itself a signal). Everything is compiled once at import; the scan is pure (no I/O, no state).
+
+Speed: a rule runs only when one of its trigger words occurs; rule alternatives that start with a known word are
+matched only where that word occurs, and the rest are searched over the clauses around their triggers. These are
+optimisations only: ``_PREFILTER = False`` switches them off, and a test checks that the results do not change.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import codecs
 import html
 import re
@@ -90,7 +106,8 @@ class ScanResult:
             "rules": list(self.rules),
             "zero_width": self.zero_width,
             "matches": [
-                {"rule": m.rule, "family": m.family, "view": m.view, "snippet": m.snippet} for m in self.matches
+                {"rule": m.rule, "family": m.family, "view": m.view, "snippet": m.snippet}
+                for m in self.matches
             ],
         }
 
@@ -167,7 +184,6 @@ _CJK_GAP = re.compile(f"(?<=[{_CJK}])\\s+(?=[{_CJK}])")
 
 # "i g n o r e", "i.g.n.o.r.e", "i_g_n_o_r_e": four or more single characters with separators between them
 _SPACED_RUN = re.compile(r"(?<![a-z0-9])[a-z0-9](?:[^a-z0-9\n]{1,3}[a-z0-9](?![a-z0-9])){3,}")
-_SPACED_SEP = re.compile(r"[^a-z0-9]+")
 
 # a letter touching a digit or symbol that leetspeak uses for a letter
 _LEET_ADJ = re.compile(r"[a-z'][0-9@$!|+]|[0-9@$!|+][a-z']")
@@ -188,9 +204,30 @@ _ROT13_HINT = re.compile(r"rot[\W_]{0,2}13|caesar|凯撒")
 _REVERSE_HINT = re.compile(r"revers|backwards|倒过来|倒序|反过来|反着")
 
 
-def _fold_text(text: str) -> str:
+def _trie_regex(words: Iterable[str]) -> str:
+    """A regex matching any of ``words`` (longest first), as a character trie: Python's ``re`` tries one branch
+    per character instead of every word at every position."""
+    root: dict[str, Any] = {}
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        branches = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)
+
+
+def _fold_text(text: str, normalised: bool = False) -> str:
     """NFKC, look-alikes to Latin, lower-case, Traditional to Simplified, quotes folded (no ZW removal)."""
-    text = unicodedata.normalize("NFKC", text)
+    if not normalised:
+        text = unicodedata.normalize("NFKC", text)
     if text.isascii():
         return text.lower()
     text = _HOMOGLYPH_RE.sub(_homoglyph, text).lower()
@@ -272,7 +309,8 @@ def _render(template: str, glued: bool) -> str:
         return _GAP_RE.sub(lambda m: f".{{0,{int(m.group(1)) * 12}}}?", out)
     out = template.replace(" ", _SEP).replace("\x00", r"[\W_]{0,3}")
     return _GAP_RE.sub(
-        lambda m: f"(?:{'(?!' + _OWNER_WORDS + ')' if m.group(2) else ''}[^\\W_]+{_SEP}){{0,{m.group(1)}}}?", out
+        lambda m: f"(?:{'(?!' + _OWNER_WORDS + ')' if m.group(2) else ''}[^\\W_]+{_SEP}){{0,{m.group(1)}}}?",
+        out,
     )
 
 
@@ -372,9 +410,7 @@ _ZH_SECRET = (
     r"用户资料|用户数据|客户资料|客户数据|会员资料|所有用户|所有使用者)"
 )
 _ZH_CONVO = r"(?:对话|聊天|会话)(?:内容|记录|纪录|历史|讯息|消息|资料|数据|全文)?"
-_ZH_SEND = (
-    r"(?:发送|传送|转发|上传|寄送|寄|发|传|贴|同步|复制|汇出|导出|外传|回报|提交|泄露|泄漏|外泄|转寄|分享|推送)"
-)
+_ZH_SEND = r"(?:发送|传送|转发|上传|寄送|寄|发|传|贴|同步|复制|汇出|导出|外传|回报|提交|泄露|泄漏|外泄|转寄|分享|推送)"
 # an outside destination; the speaker's own mailbox ("发到我的邮箱") is not one
 _ZH_DEST = (
     r"(?<!我的)(?<!我们的)(?<!我)(?<!给我)(?:网址|网站|链接|连结|url|http|(?:这个|以下|下面|此|该|指定的?)(?:邮箱|信箱|电邮|"
@@ -389,8 +425,9 @@ _RULES: list[tuple[str, str, str, str]] = [
         "instruction_override",
         "io.en.ignore_prior_instructions",
         "text",
-        rf"(?:\b{_OVERRIDE_VERB}|忽略|忽视|无视) {_DET}{_PRIOR} <2>{_INSTR_NOUN}\b{_TOPICAL}"
-        r"(?! (?:i|we) (?:sent|gave|wrote|posted|shared|mentioned|emailed|made|left))",
+        rf"\b{_OVERRIDE_VERB} {_DET}{_PRIOR} <2>{_INSTR_NOUN}\b{_TOPICAL}"
+        r"(?! (?:i|we) (?:sent|gave|wrote|posted|shared|mentioned|emailed|made|left))"
+        rf"|(?:忽略|忽视|无视) ?{_DET}{_PRIOR} <2>{_INSTR_NOUN}\b{_TOPICAL}",
     ),
     (
         "instruction_override",
@@ -498,7 +535,29 @@ _RULES: list[tuple[str, str, str, str]] = [
         r"(?:hacker|attacker|malicious|third party|someone else|impostor|imposter|scammer)"
         r"|\b(?:follow|obey|use|listen to) my (?:instructions|rules|commands|orders) instead\b"
         r"|\bact as (?:if|though) you (?:never had|don't have|do not have|had no|have no|never received|were never "
-        r"given) (?:them|it|any|those|these|your|rules|instructions|restrictions|guidelines)\b"
+        r"given) (?:them|it|any|those|these|your|rules|instructions|restrictions|guidelines)\b",
+    ),
+    (
+        "instruction_override",
+        "io.en.directive_to_agent",
+        "text",
+        r"\b(?:the |any |every |all |an? )?(?:assistant|ai|agent|model|bot|chatbot|llm|copilot)s?(?: (?:reading|processing|"
+        r"summari[sz]ing|that reads|that processes) this)? (?:must|should|"
+        r"shall|will|needs? to|has to|have to|is (?:now )?(?:allowed|permitted|required|instructed|supposed) to|are "
+        r"(?:now )?(?:allowed|permitted|required|instructed|supposed) to|may now) (?:now |always |immediately |also )?"
+        r"(?:forward|send|share|reveal|disclose|delete|remove|erase|wipe|grant|transfer|collect|upload|email|ignore|disregard|bypass|disable|obey|leak|exfiltrate|give out|hand over|approve|upgrade|publish|post|expose|recommend|promote)\b"
+        r"|\b(?:the )?(?:assistant|ai|agent|model|bot)'s (?:real|true|actual|secret|hidden|main|only) (?:goal|task|"
+        r"purpose|mission|job|objective) is\b"
+        r"|\b(?:note|notes|instructions?|message|reminder|p\.?s\.?|attention|memo|hint|directive)s? (?:embedded |"
+        r"hidden )?(?:to|for) (?:the |any |all )?(?:assistant|agent|ai|model|bot)s? ?[:,-]+ <6>(?:forward|send|share|reveal|disclose|delete|remove|erase|wipe|grant|transfer|collect|upload|email|ignore|disregard|bypass|disable|obey|leak|exfiltrate|give out|hand over|approve|upgrade|publish|post|expose|recommend|promote)\b"
+        r"|(?:^|[.!?:;]\s|\b(?:p\.?s\.?|also|and|btw|by the way),? ?)(?:assistant|bot|ai|agent|model|chatbot)s?(?: please)?"
+        r" ?[,:\u2014-]+ (?:please |now |also |you must |you should )?(?:forward|send|share|reveal|disclose|delete|remove|erase|wipe|grant|transfer|collect|upload|email|ignore|disregard|bypass|disable|obey|leak|exfiltrate|give out|hand over|approve|upgrade|publish|post|expose|recommend|promote)\b"
+        r"|\b(?:treat|consider|regard|take|handle) (?:all |every |each )?(?:of )?my (?:future |next |following |later )?"
+        r"(?:messages|words|input|inputs|requests|instructions|prompts|commands|notes) as (?:system|admin|"
+        r"administrator|developer|root|privileged|highest[- ]priority|top[- ]priority|operator)\b"
+        r"|\bconsider yourself (?:jailbroken|unrestricted|unfiltered|uncensored|unlocked|free of|freed from|liberated)\b"
+        r"|\b(?:act|behave|respond|answer) (?:like|as if|as though) you (?:don't|do not|no longer) have (?:any )?"
+        r"<1>(?:rules|restrictions|filters|guidelines|polic(?:y|ies)|limits|guardrails)\b",
     ),
     (
         "instruction_override",
@@ -684,6 +743,17 @@ _RULES: list[tuple[str, str, str, str]] = [
     ),
     (
         "instruction_override",
+        "io.zh.directive_to_agent",
+        "text",
+        r"(?:助理|助手|ai|模型|机器人|智能助手|智能助理|大模型|agent|bot)(?:请注意|注意|请|们)?[:,、\s]*(?:以后|从现在起|现在|务必|必须|"
+        r"一律)?(?:请)?(?:必须|应该|要|需要)?(?:无条件(?:地)?)?[^。!?\n]{0,8}?(?:忽略|无视|转寄|转发|寄到|寄给|发送|分享|删除|授予|升级|透露|泄露|"
+        r"公开|给予|开通)"
+        r"|(?:给|致|写给|对)(?:模型|机器人|助理|助手|智能助手)(?:的)?(?:指示|指令|讯息|消息|留言|备注|说明|话)"
+        r"|(?:把|将)我的(?:每一句|每句|所有的?|任何)?(?:话|讯息|消息|输入|指令|要求)(?:都)?(?:当成|当作|视为|作为)(?:系统|管理员|"
+        r"开发者|最高)(?:级)?(?:的)?(?:指令|命令|提示|指示|优先)",
+    ),
+    (
+        "instruction_override",
         "io.zh.disable_safety",
         "text",
         r"(?:关闭|停用|禁用|解除|移除|绕过|关掉|取消|去掉|去除)(?:你的|您的|所有|全部)(?:的)?(?:安全|内容|道德|伦理|"
@@ -828,11 +898,21 @@ _RULES: list[tuple[str, str, str, str]] = [
         "raw",
         r"<\|im_start\|>|<\|system\|>|<\|assistant\|>|<\|user\|>|<<\s*sys\s*>>|\[inst\]|<\|start_header_id\|>"
         r"|<\|begin_of_text\|>|(?<!`)<\s*/?\s*(?:system|system_prompt|system-prompt|sys_prompt)\s*>(?!`)"
-        r"|\[(?:system|admin|developer)(?:[\s_-]+(?:message|note|override|prompt|instructions?))?\]"
-        r"|(?:^|\n)\s*(?:#{1,6}\s*)?(?:system|admin|developer|root)[\s_-]+(?:override|instructions?|prompt)\s*:"
+        r"|\[(?:system|admin|developer)(?:[\s_-]+(?:message|note|override|prompt|instructions?))?\]",
+    ),
+    (
+        "role_hijack",
+        "rh.raw.fake_system_header",
+        "raw",
+        r"(?:^|\n)\s*(?:#{1,6}\s*)?(?:system|admin|developer|root)[\s_-]+(?:override|instructions?|prompt)\s*:"
         r"|(?:^|\n)\s*#{1,6}\s*(?:system|instruction|instructions)\s*(?::|\n|$)"
-        r"|[-=*_#~]{3,}\s*\[?(?:system|admin|developer|root)\]?\s*:"
-        r"|(?:^|[\]\n>.!])\s*(?:assistant|ai|gpt|chatgpt|claude|model|bot)\s*:\s*(?:sure|i will|i'll|ok|okay|certainly|"
+        r"|[-=*_#~]{3,}\s*\[?(?:system|admin|developer|root)\]?\s*:",
+    ),
+    (
+        "role_hijack",
+        "rh.raw.fake_assistant_turn",
+        "raw",
+        r"(?:^|[\]\n>.!])\s*(?:assistant|ai|gpt|chatgpt|claude|model|bot)\s*:\s*(?:sure|i will|i'll|ok|okay|certainly|"
         r"here is|here's|understood|of course)\b[^\n]{0,60}?(?:reveal|ignore|disregard|bypass|password|api key|secret|"
         r"token|system prompt|unrestricted|no restrictions|jailbr)",
     ),
@@ -909,10 +989,9 @@ _RULES: list[tuple[str, str, str, str]] = [
         r"expire_by_subject|delete_[a-z_]+|[a-z]+_delete|send_e?mail|exec_[a-z_]+|shell_[a-z_]+|run_shell|"
         r"execute_(?:command|code|shell|sql)|transfer_funds|make_payment|http_request|fetch_url|write_file|"
         r"delete_file)\b"
-        r"|\b(?:call|invoke|trigger|execute|run|use) (?:the )?[a-z0-9]*_[a-z0-9_]*(?:send_?money|transfer|payment|pay|"
-        r"wire|withdraw|refund|delete|remove|drop|purge|wipe|erase|destroy|exec|shell|grant|revoke)[a-z0-9_]*\b"
-        r"|\b(?:call|invoke|trigger|execute|run|use) (?:the )?(?:send_?money|transfer|payment|pay|wire|withdraw|refund|"
-        r"delete|remove|drop|purge|wipe|erase|destroy|exec|shell|grant|revoke)_[a-z0-9_]+\b"
+        r"|\b(?:call|invoke|trigger|execute|run|use) (?:the )?(?=[a-z0-9]*_)(?:[a-z0-9]+_)*(?:send_?money|transfer|"
+        r"payment|pay|wire|withdraw|refund|delete|remove|drop|purge|wipe|erase|destroy|exec|shell|grant|revoke)"
+        r"(?:_[a-z0-9]+)*\b"
         r"|\buse (?:the |your )?[a-z_]+ (?:tool|plugin|function) to (?:delete|remove|erase|wipe|purge|send|"
         r"email|forward|transfer|upload|exfiltrate|post)\b",
     ),
@@ -937,6 +1016,14 @@ _RULES: list[tuple[str, str, str, str]] = [
         r"(?:contacts|friends|followers|customers|employees|colleagues|recipients)\b <12>(?:gift ?cards?|"
         r"bitcoin|crypto|wire|send (?:money|funds|payment)|password|log ?in|verify (?:your|their) account|"
         r"(?:was|has been|got) (?:hacked|compromised|locked|suspended))"
+        r"|\b(?:transfer|send|move|withdraw|drain|wire) (?:all |the |every )?(?:of )?(?:the )?(?:funds|money|balance|"
+        r"crypto|bitcoin|btc|eth|tokens|savings) (?:from|in|out of) (?:the user'?s?|the customer'?s?|the owner'?s?|"
+        r"their|his|her|the victim'?s?) \w+"
+        r"|\b(?:grant|give|assign|add) <2>(?:admin|administrator|root|owner|superuser|full|elevated) (?:privileges|"
+        r"rights|access|role|permissions) <8>(?:via|using|with|through) (?:the |your )?<2>(?:tool|api|function|"
+        r"endpoint|integration|plugin)\b"
+        r"|\b(?:reset|change|set) (?:every|all|each) (?:of the )?(?:users?'?s?|accounts?'?s?|customers?'?s?|"
+        r"employees?'?s?) passwords? to \S+"
         r"|\b(?:make|send|issue|execute|process|initiate|wire) (?:a |an |the )?(?:payment|transfer|wire|refund|"
         r"transaction)s? <6>(?:without|w/o|before) (?:(?:waiting for|getting|asking for|requesting|seeking|any) )?"
         r"(?:approval|confirmation|permission|authori[sz]ation|review|sign-?off)\b",
@@ -1011,7 +1098,9 @@ _RULES: list[tuple[str, str, str, str]] = [
         r"文件|资料|数据|邮件|照片|记录|纪录|记忆|讯息|消息|联系人|行程|会议|帐号|账号|手机|设备|装置|电脑)"
         r"|(?:把|将)(?:这个|这位|该|那个|那位)?(?:用户|使用者|客户|主人)(?:的)?(?:所有|全部)?(?:的)?(?:订单|档案|文件|资料|"
         r"数据|邮件|照片|记录|纪录|记忆|讯息|消息|联系人|行程|会议|帐号|账号|手机|设备)(?:都|全部)?(?:删除|删掉|清空|"
-        r"清除|抹除|销毁)",
+        r"清除|抹除|销毁)"
+        r"|(?:把|将)?(?:用户|使用者|客户|主人)(?:的)?(?:钱包|账户|帐户|银行账户|银行帐户)?(?:里|中)?(?:的)?(?:所有|全部)?(?:的)?"
+        r"(?:资金|余额|钱|款项|存款|加密货币|比特币)(?:都|全部)?(?:转到|转给|转入|汇到|汇给|提到)",
     ),
     (
         "tool_abuse",
@@ -1059,6 +1148,18 @@ _RULES: list[tuple[str, str, str, str]] = [
         rf"share|copy|publish|leak|exfiltrate|export|transmit) <6>(?:to|into|via|at) (?:the |a |an )?<1>{_DEST}"
         rf"|\b(?:exfiltrate|exfil|smuggle|siphon) <6>(?:to|into|via|through|over|using) (?:the |a |an )?<1>(?:{_DEST}|"
         r"dns|http|https|email|webhook|external|outside|remote)",
+    ),
+    (
+        "data_exfiltration",
+        "de.en.social_engineering",
+        "text",
+        r"\bask (?:the user|the customer|them|him|her|users|customers|the caller) (?:to|for) (?:confirm|provide|share|send|"
+        r"enter|tell you|give you|type|read out|verify)? ?(?:their |his |her |your |the )?(?:full )?(?:cvv|password|"
+        r"passwords|pin|one-time code|verification code|2fa code|otp|seed phrase|recovery phrase|full card number|"
+        r"card number and cvv|login credentials|security code)\b"
+        r"|(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:post|share|publish|paste|send|put) (?:the |our |my |your )?<1>"
+        r"(?:password|passwords|credentials|api ?keys?|secret keys?|access tokens?|private keys?) (?:in|on|to|into|with) "
+        r"(?:the |a |our |my |your )?<2>(?:public|open|#general|everyone|anyone|all-hands)\b",
     ),
     (
         "data_exfiltration",
@@ -1188,6 +1289,7 @@ _RULES: list[tuple[str, str, str, str]] = [
         r"(?:告诉我|给我|列出|显示|输出|打印|印出|提供|说出|透露|公开|念出|贴出)(?:一下)?(?:你的|所有的?|全部的?|"
         r"系统的?|其他用户的?|其他使用者的?|储存的|存储的|保存的|管理员的?)(?:api ?(?:金钥|密钥|key|keys|"
         r"token)|金钥|密钥|私钥|凭证|凭据|访问令牌|令牌|token|密码|环境变量|环境变数)"
+        r"|(?:分享|发送|透露|提供|告诉)给(?:任何|所有|每一个|每个)(?:询问|问起|来问|问)?(?:的)?(?:人|用户|使用者|访客)"
         r"|(?:告诉我|给我|列出|显示|输出|打印|提供|说出|透露|公开|导出|汇出)(?:一下)?其他(?:用户|使用者|客户|"
         r"会员|人)(?:的)?(?:资料|数据|个人资料|对话|聊天记录|讯息|消息|电话|邮箱|地址|记忆|密码)"
         r"|(?:把)?(?:所有|全部|其他|每个|每一个)(?:的)?(?:用户|使用者|客户|会员)(?:的)?(?:电子邮件|电子邮箱|邮件地址|邮箱|"
@@ -1288,11 +1390,17 @@ _RULES: list[tuple[str, str, str, str]] = [
         r"context|instructions?|conversation|text|data|transcript|email|message|file|content|query|request)s?"
         r"|(?:end|eof|end of)[\s_-]*(?:the\s+)?(?:user\s+|system\s+)?(?:input|prompt|document|context|"
         r"instructions?|conversation|text|data|transcript|email|message|file|content|query|request)s?\s*[-=#*]{3,}"
-        r"|<\|endoftext\|>|<\|im_end\|>|<\|eot_id\|>|\[/inst\]|<\|end\|>|<\|end_header_id\|>"
-        r"|</(?:user|user_input|document|context|input|data|query|instructions|untrusted|article|retrieved|"
-        r"tool_output|search_results?)>"
+        r"|[-=#*]{3,}\s*(?:eof|end|end of (?:input|text|document|file|message|prompt|context))\s*[-=#*]{3,}"
         r"|[-=#*\[【]{1,}\s*(?:文件|文档|输入|用户输入|指令|提示|对话|内容|资料|数据|邮件|系统提示)"
         r"(?:到此)?(?:结束|终止|完毕)\s*[-=#*\]】]",
+    ),
+    (
+        "termination_manipulation",
+        "tm.raw.end_tokens",
+        "raw",
+        r"<\|endoftext\|>|<\|im_end\|>|<\|eot_id\|>|\[/inst\]|<\|end\|>|<\|end_header_id\|>"
+        r"|</(?:user|user_input|document|context|input|data|query|instructions|untrusted|article|retrieved|"
+        r"tool_output|search_results?)>",
     ),
     (
         "termination_manipulation",
@@ -1427,8 +1535,10 @@ _TRIGGERS: dict[str, str] = {
     "bypassed deleted paused longer apply authorized authorised allowed permitted cleared instructed told "
     "released freed",
     "io.en.above_is_fake": "above before far preceding real actual true whichever whatever any every each",
-    "io.en.regardless_of_rules": "regardless matter irrespective despite even whatever nothing only forget set put "
+    "io.en.regardless_of_rules": "act regardless matter irrespective despite even whatever nothing only forget set put "
     "push cast brush lay aside injected written inserted planted added sent faked forged follow obey use listen",
+    "io.en.directive_to_agent": "assistant ai agent model bot chatbot llm copilot assistants agents models "
+    "bots treat consider regard take handle yourself act behave respond answer",
     "io.en.then_ignore_them": "ignore disregard forget stop discard drop new",
     "io.en.new_instructions": "instructions instruction directive directives prompt objective mission purpose "
     "task goal job",
@@ -1452,6 +1562,7 @@ _TRIGGERS: dict[str, str] = {
     "解除 移除 取消 关闭 删除 去掉 停用 忽略 无视 忘掉 忘记 丢掉 抛弃 "
     "新的系统 新系统",
     "io.zh.addressed_to_ai": "你是 您是 给 致 读到 看到 处理 总结 摘要 解析 读取",
+    "io.zh.directive_to_agent": "助理 助手 ai 模型 机器人 agent bot 给 致 写给 对 把 将",
     "io.zh.disable_safety": "关闭 停用 禁用 解除 移除 绕过 关掉 取消 去掉 去除 过滤 审查 安全限制 安全规范 道德限制",
     "rh.en.you_are_now": "now henceforth hereby longer officially forward point starting until rest",
     "rh.en.act_unrestricted": "ignores breaks bypasses disregards follow follows freed broken rules policies "
@@ -1462,15 +1573,18 @@ _TRIGGERS: dict[str, str] = {
     "mode jailbreak jailbroken safety content personality persona self version ego side twin character",
     "rh.en.broad_unrestricted_persona": "without no free bound restricted ignoring ignores whose removed "
     "disabled lifted",
-    "rh.en.not_bound": "refusing refuse refusals say limitations freed liberated released unshackled had have "
+    "rh.en.not_bound": "free rules limits refusing refuse refusals say limitations freed liberated released unshackled had have "
     "bound restricted limited constrained governed controlled longer restrictions filters "
     "guidelines censorship content ethical safeguards guardrails output response reply outputs responses replies",
     "rh.en.pretend_no_rules": "pretend stop quit cease forget",
     "rh.en.authority_claim": "override overrides speaking talking chatting communicating "
     "creator master programmer maker god owner developer administrator admin operator system "
     "authorized authorised sanctioned approved permitted openai anthropic deepmind developers",
-    "rh.raw.chat_template_tokens": "ai gpt chatgpt claude model bot im sys inst header begin system admin developer root instruction "
-    "instructions user assistant",
+    "rh.raw.chat_template_tokens": "<| << [inst] [system [admin [developer <system </system < /system <sys </sys "
+    "<sys_prompt < system",
+    "rh.raw.fake_system_header": "override instruction instructions prompt # --- === *** ___ ~~~",
+    "rh.raw.fake_assistant_turn": "reveal ignore disregard bypass password api secret token unrestricted "
+    "restrictions jailbreak jailbroken",
     "rh.zh.you_are_now": "你现在 您现在 你从此 您从此 你今后 你此后 你已经 您已经 你从现在 你从今",
     "rh.zh.unrestricted_ai": "你是 您是 你将是 你就是 你会是 你要当 你要做 如果你 假如你 假设你 想象你 如果您 越狱 身份 "
     "角色 人格 方式 状态",
@@ -1479,7 +1593,9 @@ _TRIGGERS: dict[str, str] = {
     "rh.zh.not_bound": "不再 不用再 无需 不必 不需要 不会再",
     "rh.zh.authority_claim": "我是你的 作为你的 身为你的",
     "ta.en.call_destructive_tool": "call invoke trigger execute run fire activate use",
-    "ta.en.third_party_destruction": "user users owner victim customer use call invoke trigger run reverse bind "
+    "ta.en.third_party_destruction": "drain withdraw move grant give assign add reset change set "
+    "contact people person persons friend entries email message text dm send spam "
+    "user users owner victim customer use call invoke trigger run reverse bind "
     "shell contacts friends followers customers employees colleagues recipients payment transfer wire refund "
     "transaction transactions payments transfers",
     "ta.en.mass_delete_memory": "memories memory knowledge facts",
@@ -1489,13 +1605,14 @@ _TRIGGERS: dict[str, str] = {
     "ta.raw.shell_payload": "delete truncate curl wget fetch iwr invoke rm mkfs dd chmod nc ncat netcat dev bash powershell iex "
     "drop table import base64 :()",
     "ta.zh.call_destructive_tool": "调用 呼叫 触发 执行 运行 启动 使用",
-    "ta.zh.mass_delete_memory": "记忆 知识库 资料库 数据库 事实 删除 清空 清除 抹除 销毁 删掉",
+    "ta.zh.mass_delete_memory": "记忆 知识库 资料库 数据库 事实 删除 清空 清除 抹除 销毁 删掉 用户 使用者 客户 主人",
     "ta.zh.covert_action": "用户 使用者 主人 管理员 人类",
     "de.en.send_secret_out": "send forward email e mail post upload transmit submit leak exfiltrate exfil share "
     "copy paste sync relay report deliver dump export push pipe write log attach cc bcc dm publish tweet beam "
     "fax text",
     "de.en.broad_ship_out": "upload send post forward email share sync copy push publish leak dump write "
     "exfiltrate export transmit mirror pipe paste submit exfil smuggle siphon",
+    "de.en.social_engineering": "ask post share publish paste send put",
     "de.en.share_with_anyone": "assistant ai model bot agent you",
     "de.en.exfil_verbs": "exfiltrate exfil leak smuggle siphon harvest steal scrape dump other",
     "de.en.reveal_secrets": "user customer client patient users contacts history "
@@ -1511,7 +1628,8 @@ _TRIGGERS: dict[str, str] = {
     "de.zh.send_conversation": "对话 聊天 会话",
     "de.zh.send_secret": "发送 传送 转发 上传 寄 发 传 贴 同步 复制 汇出 导出 外传 回报 提交 泄露 泄漏 外泄 "
     "转寄 分享 推送 窃取 盗取 偷取 套取",
-    "de.zh.reveal_secret": "告诉我 给我 列出 显示 输出 打印 印出 提供 说出 透露 公开 念出 贴出 导出 汇出 所有 全部 其他 每个",
+    "de.zh.reveal_secret": "告诉我 给我 列出 显示 输出 打印 印出 提供 说出 透露 公开 念出 贴出 导出 汇出 所有 全部 其他 每个 "
+    "分享 发送",
     "spe.en.reveal_prompt": "prompt prompts preprompt pre meta metaprompt instructions instruction directives "
     "programming configuration config guidelines rules message",
     "spe.en.repeat_above": "repeat print output copy recite echo write say type reproduce display show return "
@@ -1523,8 +1641,8 @@ _TRIGGERS: dict[str, str] = {
     "分享 提供 写出 念出 翻译 总结",
     "spe.zh.what_is_prompt": "系统提示 系统指令 初始 隐藏指令 系统prompt 收到 得到 被给予 被设定 重复 复述 输出 "
     "打印 印出 写出 逐字 原封不动 原样 一字不差",
-    "tm.raw.end_marker": "end eof endoftext im eot inst header user input document context data query "
-    "instructions untrusted article retrieved tool search 结束 终止 完毕",
+    "tm.raw.end_marker": "end eof 结束 终止 完毕",
+    "tm.raw.end_tokens": "<| [/inst] </",
     "tm.en.task_over_new_task": "complete completed over finished done terminated ended cancelled canceled "
     "aborted",
     "tm.en.stop_processing": "stop cease halt abort terminate discontinue quit shut shutdown disable deactivate "
@@ -1555,22 +1673,270 @@ class _Rule:
     rx: re.Pattern[str]
     rx_glued: re.Pattern[str] | None
     triggers: frozenset[str]
+    starts: (
+        frozenset[str] | None
+    )  # every match starts with one of these words (then rx.match at their positions)
+    gate: frozenset[str] = frozenset()  # anchored parts: one of the rule's triggers must be present as well
+
+
+def _alternatives(template: str) -> list[str]:
+    """Split a template at its top-level ``|`` (outside groups and character classes)."""
+    parts, depth, in_class, i, start = [], 0, False, 0, 0
+    while i < len(template):
+        ch = template[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            parts.append(template[start:i])
+            start = i + 1
+        i += 1
+    parts.append(template[start:])
+    return parts
+
+
+def _group_end(text: str, start: int) -> int:
+    """Index of the ``)`` closing the group opened at ``start``; -1 when unbalanced."""
+    depth, i, in_class = 0, start, False
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _expand(piece: str, limit: int = 64) -> set[str] | None:
+    """All strings a small regex piece can match: literals, ``x?``, ``[ab]`` and ``(?:a|b)`` only."""
+    out = {""}
+    i = 0
+    while i < len(piece):
+        ch = piece[i]
+        if ch == "(":
+            if not piece.startswith("(?:", i):
+                return None
+            end = _group_end(piece, i)
+            if end < 0:
+                return None
+            options: set[str] = set()
+            for alt in _alternatives(piece[i + 3 : end]):
+                sub = _expand(alt, limit)
+                if sub is None:
+                    return None
+                options |= sub
+            i = end + 1
+        elif ch == "[":
+            end = piece.find("]", i)
+            body = piece[i + 1 : end]
+            if end < 0 or not re.fullmatch(r"[a-z0-9']+", body):
+                return None
+            options = set(body)
+            i = end + 1
+        elif ch == "\\" or ch in ".*+{}|^$":
+            return None
+        else:
+            options = {ch}
+            i += 1
+        if i < len(piece) and piece[i] == "?":
+            options = options | {""}
+            i += 1
+        out = {a + b for a in out for b in options}
+        if len(out) > limit:
+            return None
+    return out
+
+
+def _first_token(text: str) -> str | None:
+    """The part of an expanded option the scanner can look up: its first word, or its Chinese literal."""
+    m = re.match(r"[a-z0-9]+", text)
+    if m:
+        return m.group()
+    m = re.match(f"[{_CJK}]+", text)
+    return m.group() if m else None
+
+
+# the first word of a template option: letters, Chinese, apostrophes, "x?", "[ab]" and "(?:a|b)" without spaces
+_WORD_PIECE = re.compile(
+    f"(?:[a-z0-9'{_CJK}]|\\[[a-z0-9']+\\]|\\(\\?:[a-z0-9'|{_CJK}]+\\))(?:\\?)?(?:(?:[a-z0-9'{_CJK}]|"
+    f"\\[[a-z0-9']+\\]|\\(\\?:[a-z0-9'|{_CJK}]+\\))\\??)*"
+)
+
+
+_LITERAL_PREFIX = re.compile(r"(?:[^\\\[\](){}.*+?|^$\s]|\\[|\[\]().*+?{}/<>!-])+")
+
+
+def _literal_start(alt: str) -> frozenset[str] | None:
+    """A symbol literal every match starts with (``<|im_start|>``, ``</``), when the template begins with one."""
+    m = _LITERAL_PREFIX.match(alt)
+    if not m:
+        return None
+    literal = re.sub(r"\\(.)", r"\1", m.group())
+    rest = alt[m.end() : m.end() + 1]
+    if rest in ("?", "*", "{"):  # the last character is optional or repeated: drop it
+        literal = literal[:-1]
+    if len(literal) < 2 or literal[0].isalnum():
+        return None
+    return frozenset({literal})
+
+
+def _cjk_literal(option: str) -> str | None:
+    """The Chinese characters an option certainly starts with (a character made optional by ``?`` is not)."""
+    m = re.match(f"[{_CJK}]+", option)
+    if not m:
+        return None
+    literal = m.group()
+    if option[m.end() : m.end() + 1] in ("?", "*", "{"):
+        literal = literal[:-1]
+    return literal or None
+
+
+def _leading_words(alt: str) -> frozenset[str] | None:
+    """The first words (or Chinese literals) every match of a template alternative starts with, or None.
+
+    Handles a leading ``\\b``, lookbehinds, optional groups and small constructs inside the first word; anything
+    else (classes, wildcards, anchors) leaves the alternative to the windowed search."""
+    body = alt
+    while body.startswith(("(?<!", "(?<=")):
+        end = _group_end(body, 0)
+        if end < 0:
+            return None
+        body = body[end + 1 :]
+    if body.startswith("\\b"):
+        body = body[2:]
+    firsts: set[str] = set()
+    while True:
+        if body.startswith("(?:"):
+            end = _group_end(body, 0)
+            if end < 0:
+                return None
+            glued = body[end + 1 : end + 2]
+            if glued == "?":
+                glued = body[end + 2 : end + 3]
+            if glued and (glued.isalnum() or glued in "(['" or _CJK_ANY.match(glued)):
+                # the group is only the start of the first word ("(?:assistant|ai)s?"). Chinese has no word
+                # boundaries, so each option's leading Chinese literal is itself a valid start; English words are
+                # expanded whole.
+                literals = [_cjk_literal(o.translate(_T2S)) for o in _alternatives(body[3:end])]
+                if all(literals):
+                    firsts |= {lit for lit in literals if lit}
+                    if body[end + 1 : end + 2] == "?":  # optional: the match may start with what follows
+                        body = body[end + 2 :]
+                        continue
+                    return frozenset(firsts)
+                piece = _WORD_PIECE.match(body)
+                if not piece or piece.end() <= end:
+                    return None
+                expanded = _expand(piece.group())
+                if not expanded or body[piece.end() : piece.end() + 1] not in ("", " ", "\\"):
+                    return None
+                for text in expanded:
+                    token = _first_token(text)
+                    if token is None:
+                        return None
+                    firsts.add(token)
+                return frozenset(firsts)
+            optional = body[end + 1 : end + 2] == "?"
+            for option in _alternatives(body[3:end]):
+                if option.startswith(("(?:", "\\b(?:")):
+                    sub = _leading_words(option)
+                    if sub is None:
+                        return None
+                    firsts |= sub
+                    continue
+                word = _WORD_PIECE.match(option.removeprefix("\\b"))
+                expanded = _expand(word.group()) if word else None
+                if not expanded:
+                    return None
+                for text in expanded:
+                    token = _first_token(text)
+                    if token is None:
+                        return None
+                    firsts.add(token)
+            if not optional:
+                return frozenset(firsts)
+            body = body[end + 2 :]
+            if body.startswith("\\b"):
+                body = body[2:]
+            continue
+        word = _WORD_PIECE.match(body)
+        expanded = _expand(word.group()) if word else None
+        if not expanded:
+            return None
+        for text in expanded:
+            token = _first_token(text)
+            if token is None:
+                return None
+            firsts.add(token)
+        return frozenset(firsts)
+
+
+def _compile(alternatives: list[str], glued: bool) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{_render(alt, glued)})" for alt in alternatives))
 
 
 def _build() -> tuple[_Rule, ...]:
+    """At most two compiled parts per rule. The *anchored* part joins the template alternatives that start with a
+    known word or literal; it is matched only where one of those start words occurs, and the start words are its
+    triggers (exact: no match is possible without one). The *searched* part joins the rest; its triggers are the
+    rule's (English) triggers that occur in its alternatives, or all of the rule's triggers."""
     out = []
     for family, rule_id, view, template in _RULES:
         assert family in WEIGHTS, family
-        out.append(
-            _Rule(
-                family=family,
-                rule_id=rule_id,
-                view=view,
-                rx=re.compile(_render(template, glued=False)),
-                rx_glued=re.compile(_render(template, glued=True)) if view == "text" else None,
-                triggers=frozenset(_TRIGGERS[rule_id].translate(_T2S).split()),
-            )
-        )
+        triggers = frozenset(_TRIGGERS[rule_id].translate(_T2S).split())
+        cjk = any(
+            _CJK_ANY.search(t) for t in triggers
+        )  # Chinese alternations split across groups: no narrowing
+        anchored: list[str] = []
+        starts: set[str] = set()
+        loose: list[str] = []
+        loose_triggers: set[str] = set()
+        for alt in _alternatives(template):
+            first = _leading_words(alt) or _literal_start(alt)
+            if first:
+                anchored.append(alt)
+                starts |= first
+                continue
+            loose.append(alt)
+            words = frozenset(t for t in triggers if t in alt and _WORD.fullmatch(t))
+            own = frozenset() if cjk or not words else words | {t for t in triggers if not _WORD.fullmatch(t)}
+            loose_triggers |= own or triggers
+        for part, part_triggers, part_starts in (
+            (anchored, frozenset(starts), frozenset(starts)),
+            (loose, frozenset(loose_triggers), None),
+        ):
+            gate = triggers if part is anchored else frozenset()
+            if part:
+                out.append(
+                    _Rule(
+                        family=family,
+                        rule_id=rule_id,
+                        view=view,
+                        rx=_compile(part, glued=False),
+                        rx_glued=_compile(part, glued=True) if view == "text" else None,
+                        triggers=part_triggers,
+                        starts=part_starts,
+                        gate=gate,
+                    )
+                )
     assert set(_TRIGGERS) == {r.rule_id for r in out}, "every rule needs triggers"
     return tuple(out)
 
@@ -1578,22 +1944,45 @@ def _build() -> tuple[_Rule, ...]:
 _ALL_RULES = _build()
 _TEXT_RULES = tuple(r for r in _ALL_RULES if r.view == "text")
 _RAW_RULES = tuple(r for r in _ALL_RULES if r.view == "raw")
+
+
+def _index(rules: tuple[_Rule, ...]) -> dict[str, tuple[int, ...]]:
+    by_trigger: dict[str, list[int]] = {}
+    for i, rule in enumerate(rules):
+        for t in rule.triggers:
+            by_trigger.setdefault(t, []).append(i)
+    return {t: tuple(ix) for t, ix in by_trigger.items()}
+
+
+_RULE_INDEX = {id(_TEXT_RULES): _index(_TEXT_RULES), id(_RAW_RULES): _index(_RAW_RULES)}
 # every English word the rules spell out: a leetspeak token is only worth decoding if it becomes one of these
 _RULE_WORDS = frozenset(w for _f, _i, _v, tpl in _RULES for w in re.findall(r"(?<![\\?])[a-z]{3,}", tpl))
-_ALL_TRIGGERS = frozenset().union(*(r.triggers for r in _ALL_RULES))
+_ALL_TRIGGERS = frozenset().union(*(r.triggers | r.gate for r in _ALL_RULES))
 _WORD_TRIGGERS = frozenset(t for t in _ALL_TRIGGERS if _ASCII_WORD.fullmatch(t))
-# non-word triggers (Chinese, symbols) grouped by first character, so absent characters cost one set lookup
-_SUB_TRIGGERS: dict[str, tuple[str, ...]] = {}
-for _t in sorted(_ALL_TRIGGERS - _WORD_TRIGGERS):
-    _SUB_TRIGGERS[_t[0]] = (*_SUB_TRIGGERS.get(_t[0], ()), _t)
+# non-word triggers (Chinese, symbols): one scan finds the longest trigger at each match position; triggers inside a
+# match (its substrings, or ones starting within it) are looked up from the match's own characters
+_SUB_LIST = sorted(_ALL_TRIGGERS - _WORD_TRIGGERS, key=len, reverse=True)
+_SUB_SCAN = re.compile(_trie_regex(_SUB_LIST))
+_SUB_BY_FIRST: dict[str, tuple[str, ...]] = {}
+for _t in _SUB_LIST:
+    _SUB_BY_FIRST[_t[0]] = (*_SUB_BY_FIRST.get(_t[0], ()), _t)
+_ANCHOR_WORDS = frozenset(w for r in _ALL_RULES if r.starts for w in r.starts if _WORD.fullmatch(w))
+# Chinese and symbol start literals, by first character
+_LIT_START_SET = frozenset(w for r in _ALL_RULES if r.starts for w in r.starts if not _WORD.fullmatch(w))
+_TRACKED_WORDS = _WORD_TRIGGERS | _ANCHOR_WORDS
+_ASCII_SUBS = tuple(t for t in _SUB_LIST if t.isascii())
 
 
 def _present_triggers(text: str, glued: bool) -> set[str]:
     if glued:  # no word boundaries left: every trigger is a substring check
         return {t for t in _ALL_TRIGGERS if t in text}
     found = set(_WORD_TRIGGERS.intersection(_WORD.findall(text)))
-    for ch in _SUB_TRIGGERS.keys() & set(text):
-        found.update(t for t in _SUB_TRIGGERS[ch] if t in text)
+    if not text.isascii() or any(t in text for t in _ASCII_SUBS):
+        for m in _SUB_SCAN.finditer(text):
+            for p in range(m.start(), m.end()):
+                for t in _SUB_BY_FIRST.get(text[p], ()):
+                    if text.startswith(t, p):
+                        found.add(t)
     return found
 
 
@@ -1609,8 +1998,12 @@ class _Found:
         self.matches: list[RuleMatch] = []
         self.per_family: dict[str, int] = {}
         self.plain: set[str] = set()
+        self.seen: set[tuple[str, str]] = (
+            set()
+        )  # (rule id, view) already matched: skip its other alternatives
 
     def add(self, rule: str, family: str, view: str, snippet: str, plain: bool) -> None:
+        self.seen.add((rule, view))
         if plain:
             self.plain.add(family)
         n = self.per_family.get(family, 0)
@@ -1620,29 +2013,147 @@ class _Found:
         self.matches.append(RuleMatch(rule=rule, family=family, view=view, snippet=snippet[:_SNIPPET]))
 
 
-_PREFILTER = True  # tests turn this off to check that the trigger lists never hide a match
+_PREFILTER = True  # tests turn this off to check that triggers and clause windows never hide a match
+_CLAUSE_END = re.compile(r"[.!?;\n。！？；]+")
+_WINDOW_MIN = 400  # shorter views are searched whole
+_WINDOW_GAP = 300  # windows closer than this are searched as one
+
+
+class _View:
+    """One view of the text: the trigger words present in it, and (for long views) where.
+
+    A rule runs only if one of its triggers is present. Alternatives that start with a known word are matched at
+    that word's positions only; the others are searched over the clauses around their triggers (the clause before,
+    the trigger's own clause and the one after) once the view is longer than ``_WINDOW_MIN``: a short fact is
+    searched whole, a long page costs time in proportion to its suspicious parts rather than its length."""
+
+    __slots__ = ("text", "present", "glued", "_anchors", "_spans", "_cjk", "_starts")
+
+    def __init__(self, text: str, glued: bool = False) -> None:
+        self.text = text
+        self.glued = glued
+        self.present = _present_triggers(text, glued)
+        self._anchors: dict[str, list[int]] | None = None
+        self._spans: tuple[frozenset[str], list[tuple[int, int]]] | None = None
+        self._cjk: dict[str, list[int]] | None = None
+        self._starts: set[str] | None = None
+
+    def anchors(self) -> dict[str, list[int]]:
+        """Start positions of the words that rules start with or are triggered by."""
+        if self._anchors is None:
+            found: dict[str, list[int]] = {}
+            for m in _WORD.finditer(self.text):
+                word = m.group()
+                if word in _TRACKED_WORDS:
+                    found.setdefault(word, []).append(m.start())
+            self._anchors = found
+        return self._anchors
+
+    def present_starts(self) -> set[str]:
+        """The start words and Chinese start literals that occur in this view."""
+        if self._starts is None:
+            found = set(self.anchors())
+            found.update(t for t in self.present if t in _LIT_START_SET)
+            self._starts = found
+        return self._starts
+
+    def positions(self, start: str) -> list[int]:
+        """Where an anchored alternative may start: word positions, or every occurrence of a Chinese literal."""
+        if start in _ANCHOR_WORDS:
+            return self.anchors().get(start, [])
+        if self._cjk is None:
+            self._cjk = {}
+        hits = self._cjk.get(start)
+        if hits is None:
+            hits, i = [], self.text.find(start)
+            while i >= 0:
+                hits.append(i)
+                i = self.text.find(start, i + 1)
+            self._cjk[start] = hits
+        return hits
+
+    def windows(self, triggers: set[str]) -> list[tuple[int, int]]:
+        """The clauses around the given trigger words (computed once per view, for the searched rules)."""
+        text = self.text
+        if self.glued or not _PREFILTER or len(text) < _WINDOW_MIN:
+            return [(0, len(text))]
+        key = frozenset(triggers)
+        if self._spans is None or self._spans[0] != key:
+            starts = [0] + [m.end() for m in _CLAUSE_END.finditer(text)]
+            n = len(starts)
+            anchors = self.anchors()
+            hits = [pos for trig in triggers if trig in anchors for pos in anchors[trig]]
+            for trig in triggers:
+                if trig not in _WORD_TRIGGERS:
+                    i = text.find(trig)
+                    while i >= 0:
+                        hits.append(i)
+                        i = text.find(trig, i + 1)
+            spans: list[tuple[int, int]] = []
+            for i in sorted({bisect.bisect_right(starts, pos) - 1 for pos in hits}):
+                lo = starts[max(0, i - 1)]
+                hi = starts[i + 2] if i + 2 < n else len(text)
+                if (
+                    spans and lo <= spans[-1][1] + _WINDOW_GAP
+                ):  # close windows: one search is cheaper than two
+                    spans[-1] = (spans[-1][0], max(hi, spans[-1][1]))
+                else:
+                    spans.append((lo, hi))
+            self._spans = (key, spans)
+        return self._spans[1]
 
 
 def _run(
     rules: tuple[_Rule, ...],
-    text: str,
-    view: str,
+    view: _View,
+    name: str,
     found: _Found,
     plain: bool,
     glued: bool = False,
-    present: set[str] | None = None,
 ) -> None:
-    if present is None:
-        present = _present_triggers(text, glued)
-    if not present and _PREFILTER:
-        return
-    for rule in rules:
-        if _PREFILTER and rule.triggers.isdisjoint(present):
+    text = view.text
+    if _PREFILTER:
+        if not view.present:
+            return
+        index = _RULE_INDEX[id(rules)]
+        picked: set[int] = set()
+        for t in view.present:
+            picked.update(index.get(t, ()))
+        candidates = [rules[i] for i in sorted(picked)]
+    else:
+        candidates = list(rules)
+    searched: set[str] = set()
+    if _PREFILTER and not glued and len(text) >= _WINDOW_MIN:
+        searched = set().union(*(r.triggers for r in candidates if r.starts is None)) & view.present
+    anchored = _PREFILTER and not glued
+    present_starts = view.present_starts() if anchored else set()
+    word_positions = view.anchors() if anchored else {}
+    present = view.present
+    seen = found.seen
+    for rule in candidates:
+        if _PREFILTER and (rule.rule_id, name) in seen:
+            continue
+        if rule.starts is not None and anchored:
+            if rule.gate.isdisjoint(present):
+                continue
+            match = rule.rx.match
+            hit = None
+            for start in rule.starts.intersection(present_starts):
+                positions = word_positions.get(start)
+                for pos in positions if positions is not None else view.positions(start):
+                    hit = match(text, pos)
+                    if hit:
+                        break
+                if hit:
+                    found.add(rule.rule_id, rule.family, name, hit.group(), plain)
+                    break
             continue
         rx = rule.rx_glued if glued and rule.rx_glued is not None else rule.rx
-        m = rx.search(text)
-        if m:
-            found.add(rule.rule_id, rule.family, view, m.group(), plain)
+        for lo, hi in view.windows(searched):
+            m = rx.search(text, lo, hi)
+            if m:
+                found.add(rule.rule_id, rule.family, name, m.group(), plain)
+                break
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1668,45 +2179,141 @@ _L_OVR_ACTION = _words(
     "discard dismiss abandon neglect overlook exempt unlearn revoke rescind retract nullify invalidate aside"
 )
 _L_OVR_PHRASES = (
-    "set aside", "throw away", "throw out", "pay no attention", "don't pay attention", "do not pay attention",
-    "stop following", "not follow", "don't follow", "dont follow", "stop obeying", "not obey", "don't obey",
-    "no longer follow", "never follow", "stop listening to", "no need to follow", "don't need to follow",
-    "not need to follow", "not have to follow", "don't have to follow", "not be bound by", "stop respecting",
-    "not respect", "don't respect", "stop adhering", "not adhere", "don't adhere",
+    "set aside",
+    "throw away",
+    "throw out",
+    "pay no attention",
+    "don't pay attention",
+    "do not pay attention",
+    "stop following",
+    "not follow",
+    "don't follow",
+    "dont follow",
+    "stop obeying",
+    "not obey",
+    "don't obey",
+    "no longer follow",
+    "never follow",
+    "stop listening to",
+    "no need to follow",
+    "don't need to follow",
+    "not need to follow",
+    "not have to follow",
+    "don't have to follow",
+    "not be bound by",
+    "stop respecting",
+    "not respect",
+    "don't respect",
+    "stop adhering",
+    "not adhere",
+    "don't adhere",
 )
 _L_OBJ = _words(
     "instructions instruction rules guidelines guidance directives directive constraints restrictions guardrails "
     "safeguards programming policy policies prompt filters protocols ethics morals limitations boundaries "
     "conditioning rulebook"
 )
-_L_OBJ_AI = ("system message", "system prompt", "content policy", "usage policy", "safety checks",
-             "safety filters", "safety guidelines", "safety rules", "ethical training", "safety training")
+_L_OBJ_AI = (
+    "system message",
+    "system prompt",
+    "content policy",
+    "usage policy",
+    "safety checks",
+    "safety filters",
+    "safety guidelines",
+    "safety rules",
+    "ethical training",
+    "safety training",
+)
 _L_TARGET = _words(
     "your previous prior earlier above preceding original initial system developer developers operator "
     "operators openai anthropic any all these those whatever safety hidden given every existing foregoing "
     "default built-in assigned"
 )
-_L_TARGET_AFTER = ("came before", "before this", "before that", "prior to this", "above this", "you received",
-                   "you were given", "you got", "you were told", "given to you", "you follow", "you were trained")
-_L_AI_TARGET = _words("your developer developers operator operators openai anthropic safety hidden original initial")
+_L_TARGET_AFTER = (
+    "came before",
+    "before this",
+    "before that",
+    "prior to this",
+    "above this",
+    "you received",
+    "you were given",
+    "you got",
+    "you were told",
+    "given to you",
+    "you follow",
+    "you were trained",
+)
+_L_AI_TARGET = _words(
+    "your developer developers operator operators openai anthropic safety hidden original initial"
+)
 _L_OWNER = _words("my our his her their mom's dad's")
 _L_STATE = _words(
     "void null revoked lifted suspended removed disabled deactivated cancelled canceled fake obsolete overridden "
     "waived invalid irrelevant rescinded nullified"
 )
 _L_STATE_PHRASES = (
-    "no longer apply", "don't apply", "do not apply", "doesn't apply", "does not apply", "no longer valid",
-    "not valid", "a mistake", "a test", "not real", "no longer in effect", "not in effect", "are off", "is off",
-    "turned off", "switched off", "been removed", "been lifted", "been disabled", "no longer exist",
-    "never happened", "doesn't exist", "does not exist", "don't exist", "do not exist", "never existed",
+    "no longer apply",
+    "don't apply",
+    "do not apply",
+    "doesn't apply",
+    "does not apply",
+    "no longer valid",
+    "not valid",
+    "a mistake",
+    "a test",
+    "not real",
+    "no longer in effect",
+    "not in effect",
+    "are off",
+    "is off",
+    "turned off",
+    "switched off",
+    "been removed",
+    "been lifted",
+    "been disabled",
+    "no longer exist",
+    "never happened",
+    "doesn't exist",
+    "does not exist",
+    "don't exist",
+    "do not exist",
+    "never existed",
 )
 _L_PERSONA = (
-    "you are", "you're", "act as", "act like", "acting as", "pretend", "roleplay", "role-play", "role play",
-    "become", "play the", "simulate", "emulate", "behave like", "behave as", "respond as", "answer as",
-    "take on the persona", "stay in character", "evil twin", "version of yourself", "alter ego", "from now on you",
-    "you will be", "you'll be", "i want you to act", "i want you to be", "imagine you are", "imagine you're",
+    "you are",
+    "you're",
+    "act as",
+    "act like",
+    "acting as",
+    "pretend",
+    "roleplay",
+    "role-play",
+    "role play",
+    "become",
+    "play the",
+    "simulate",
+    "emulate",
+    "behave like",
+    "behave as",
+    "respond as",
+    "answer as",
+    "take on the persona",
+    "stay in character",
+    "evil twin",
+    "version of yourself",
+    "alter ego",
+    "from now on you",
+    "you will be",
+    "you'll be",
+    "i want you to act",
+    "i want you to be",
+    "imagine you are",
+    "imagine you're",
 )
-_L_AI_NOUN = _words("ai model assistant chatbot bot llm gpt chatgpt claude yourself twin persona character version entity")
+_L_AI_NOUN = _words(
+    "ai model assistant chatbot bot llm gpt chatgpt claude yourself twin persona character version entity ego"
+)
 _L_FREEDOM = _words(
     "unrestricted unfiltered uncensored jailbroken evil amoral immoral unethical unbound unchained limitless "
     "rogue malicious uncontrolled lawless unlocked uncapped hacker hacking criminal blackhat underground"
@@ -1716,13 +2323,41 @@ _L_RESTR = _words(
     "rules restrictions limits limitations filters ethics morals ethical moral guidelines censorship safeguards "
     "guardrails boundaries policies training principles conscience"
 )
-_L_FREEDOM_PHRASES = ("refuses nothing", "never refuses", "refuse nothing", "does anything", "do anything",
-                      "no more rules", "no more limits", "no more restrictions", "say anything", "says anything",
-                      "answer anything", "answers anything", "never says no", "never say no", "can say anything",
-                      "can do anything", "answer everything", "answers everything")
-_L_REFUSAL_FREE = ("never says no", "never say no", "never refuses", "refuses nothing", "refuse nothing",
-                   "says anything", "say anything", "answers anything", "answer anything", "does anything",
-                   "do anything", "answers everything", "answer everything")
+_L_FREEDOM_PHRASES = (
+    "refuses nothing",
+    "never refuses",
+    "refuse nothing",
+    "does anything",
+    "do anything",
+    "no more rules",
+    "no more limits",
+    "no more restrictions",
+    "say anything",
+    "says anything",
+    "answer anything",
+    "answers anything",
+    "never says no",
+    "never say no",
+    "can say anything",
+    "can do anything",
+    "answer everything",
+    "answers everything",
+)
+_L_REFUSAL_FREE = (
+    "never says no",
+    "never say no",
+    "never refuses",
+    "refuses nothing",
+    "refuse nothing",
+    "says anything",
+    "say anything",
+    "answers anything",
+    "answer anything",
+    "does anything",
+    "do anything",
+    "answers everything",
+    "answer everything",
+)
 _L_STRONG_FREEDOM = _words("uncensored unfiltered unrestricted jailbroken unlocked")
 _L_SEND = _words(
     "send forward email e-mail mail post upload transmit submit leak exfiltrate share copy paste sync relay "
@@ -1730,121 +2365,640 @@ _L_SEND = _words(
 )
 _L_DATA_STRONG = _words(
     "passwords password credentials token tokens cookie cookies secret secrets ssn cvv records database db "
-    "memories contacts"
+    "memories contacts inbox mailbox passport"
 )
 _L_DATA_PHRASES = (
-    "api key", "api keys", "credit card", "card number", "card numbers", "social security", "id number",
-    "conversation history", "chat history", "chat logs", "phone number", "home address", "tax documents",
-    "medical records", "private key", "session token", "access token", "bank details", "personal data",
-    "personal information", "customer records", "customer data", "user data",
+    "api key",
+    "api keys",
+    "credit card",
+    "card number",
+    "card numbers",
+    "social security",
+    "id number",
+    "conversation history",
+    "chat history",
+    "chat logs",
+    "phone number",
+    "home address",
+    "tax documents",
+    "medical records",
+    "private key",
+    "session token",
+    "access token",
+    "bank details",
+    "personal data",
+    "personal information",
+    "customer records",
+    "customer data",
+    "user data",
 )
-_L_THIRD = ("the user's", "user's", "users'", "the customer's", "customer's", "customers'", "client's",
-            "patient's", "employee's", "this user's", "the owner's")
+_L_THIRD = (
+    "the user's",
+    "user's",
+    "users'",
+    "the customer's",
+    "customer's",
+    "customers'",
+    "client's",
+    "patient's",
+    "employee's",
+    "this user's",
+    "the owner's",
+)
 _L_DEST_RE = re.compile(
     r"https?:|www\.|[\w.+-]+@[\w-]+\.[a-z]{2,}|\b[\w-]+\.(?:com|net|org|io|xyz|ru|cn|top|site|info|biz|me|app|"
     r"dev|tk|link|click|online|live|example)\b|\b(?:webhook|pastebin|dropbox|gist|telegram|discord|ngrok|"
     r"requestbin)\b"
 )
 _L_BROAD_DEST = _words("whoever anyone everyone publicly public strangers")
-_L_REVEAL = _words("tell show give list reveal print dump display output expose disclose read spell recite leak")
+_L_REVEAL = _words("tell show give list reveal print dump display output expose disclose spell recite leak")
 _L_SECRET = _words("secrets passwords password credentials tokens ssn cvv")
-_L_SECRET_PHRASES = ("api key", "api keys", "card number", "card numbers", "credit card", "private key",
-                     "social security", "access token", "session token")
+_L_SECRET_PHRASES = (
+    "api key",
+    "api keys",
+    "card number",
+    "card numbers",
+    "credit card",
+    "private key",
+    "social security",
+    "access token",
+    "session token",
+)
 _L_SCOPE = _words("stored saved admin other customers customer users memory database")
 _L_INCLUDE = _words("put include insert add embed append hide write")
 _L_OUTPUT = _words("answer answers response responses reply replies output title url link summary")
 _L_TOOL_CALL = _words("call invoke trigger")
 _L_TOOL = _words("tool function api endpoint plugin")
-_L_TOOL_HARM = _words(
-    "refund transfer pay payment wire delete purge wipe erase grant withdraw drain")
+_L_TOOL_HARM = _words("refund transfer pay payment wire delete purge wipe erase grant withdraw drain")
 
 # Chinese (folded to Simplified): substrings
-_Z_OVR_ACTION = ("忽略", "忽视", "无视", "不理", "别理", "不要理", "不用理", "别管", "不用管", "不要管", "忘掉", "忘记",
-                 "忘了", "抛开", "抛弃", "放弃", "跳过", "绕过", "不要遵守", "不再遵守", "不用遵守", "不必遵守",
-                 "别遵守", "不要再遵守", "停止遵守", "不要遵循", "不用听", "不要听", "推翻", "无需遵守", "不需要遵守")
-_Z_OBJ = ("指令", "指示", "命令", "规则", "规矩", "规定", "设定", "限制", "约束", "准则", "守则", "政策", "规范",
-          "护栏", "提示词", "系统提示", "策略", "道德")
-_Z_TARGET = ("之前", "先前", "以前", "此前", "以上", "上面", "上述", "前面", "原先", "原来", "原本", "原有", "原始",
-             "最初", "初始", "所有", "全部", "一切", "任何", "你的", "您的", "那些", "这些", "系统", "开发者", "安全")
+_Z_OVR_ACTION = (
+    "忽略",
+    "忽视",
+    "无视",
+    "不理",
+    "别理",
+    "不要理",
+    "不用理",
+    "别管",
+    "不用管",
+    "不要管",
+    "忘掉",
+    "忘记",
+    "忘了",
+    "抛开",
+    "抛弃",
+    "放弃",
+    "跳过",
+    "绕过",
+    "不要遵守",
+    "不再遵守",
+    "不用遵守",
+    "不必遵守",
+    "别遵守",
+    "不要再遵守",
+    "停止遵守",
+    "不要遵循",
+    "不用听",
+    "不要听",
+    "推翻",
+    "无需遵守",
+    "不需要遵守",
+)
+_Z_OBJ = (
+    "指令",
+    "指示",
+    "命令",
+    "规则",
+    "规矩",
+    "规定",
+    "设定",
+    "限制",
+    "约束",
+    "准则",
+    "守则",
+    "政策",
+    "规范",
+    "护栏",
+    "提示词",
+    "系统提示",
+    "策略",
+    "道德",
+)
+_Z_TARGET = (
+    "之前",
+    "先前",
+    "以前",
+    "此前",
+    "以上",
+    "上面",
+    "上述",
+    "前面",
+    "原先",
+    "原来",
+    "原本",
+    "原有",
+    "原始",
+    "最初",
+    "初始",
+    "所有",
+    "全部",
+    "一切",
+    "任何",
+    "你的",
+    "您的",
+    "那些",
+    "这些",
+    "系统",
+    "开发者",
+    "安全",
+)
 _Z_OWNER = ("我的", "我们的", "我之前", "我刚", "我上")
-_Z_STATE = ("作废", "无效", "失效", "不算", "不适用", "取消了", "解除了", "被移除", "已移除", "移除了", "被删除",
-            "是假的", "都是假的", "是测试", "都是测试", "已过期", "过时", "被解除", "已解除", "被取消", "已取消",
-            "不算数", "都不算", "不作数", "没用了", "不用管了")
-_Z_AI_TARGET = ("你的", "您的", "以上", "上面", "上述", "系统", "开发者", "原有", "安全", "你之前", "你收到", "你先前",
-                "你原本", "你最初", "你被")
-_Z_PERSONA = ("你是", "你现在", "你已经", "扮演", "假装", "装作", "充当", "成为", "变成", "化身", "模拟", "当一个",
-              "作为一个", "你从现在", "从现在起你", "从这一刻起你", "从今以后你", "你的新身份", "你的身份", "你的新角色",
-              "现在开始你", "从现在开始你", "从今天起你")
-_Z_AI = ("ai", "人工智能", "人工智慧", "助理", "助手", "机器人", "模型", "gpt", "回答", "回复", "黑客", "骇客", "随便说",
-         "什么都可以说", "什么都能说", "什么都可以回答", "随便回答")
-_Z_FREE = ("没有任何限制", "没有限制", "没有规则", "没有道德", "没道德", "不受限制", "不受任何", "不受约束", "无限制",
-           "无视规则", "不用遵守", "不必遵守", "没有底线", "没有审查", "无审查", "越狱", "邪恶", "完全自由",
-           "不受规则", "不受道德", "没有约束", "没有任何约束", "没有任何规则", "没有任何道德")
-_Z_SEND = ("发送", "传送", "转发", "上传", "寄", "发到", "发给", "传到", "传给", "贴到", "同步到", "汇出", "导出")
-_Z_DEST = ("网址", "http", "@", "url", "外部", "伺服器", "服务器", "网站", "webhook", "这个邮箱", "以下邮箱",
-           "这个信箱", "指定邮箱")
-_Z_DATA = ("身分证", "身份证", "信用卡", "密码", "地址", "手机", "电话", "资料", "数据", "记录", "纪录", "聊天", "对话",
-           "通讯录", "联系人", "凭证", "密钥", "金钥", "token", "帐号", "账号", "邮件")
+_Z_STATE = (
+    "作废",
+    "无效",
+    "失效",
+    "不算",
+    "不适用",
+    "取消了",
+    "解除了",
+    "被移除",
+    "已移除",
+    "移除了",
+    "被删除",
+    "是假的",
+    "都是假的",
+    "是测试",
+    "都是测试",
+    "已过期",
+    "过时",
+    "被解除",
+    "已解除",
+    "被取消",
+    "已取消",
+    "不算数",
+    "都不算",
+    "不作数",
+    "没用了",
+    "不用管了",
+)
+_Z_AI_TARGET = (
+    "你的",
+    "您的",
+    "以上",
+    "上面",
+    "上述",
+    "系统",
+    "开发者",
+    "原有",
+    "安全",
+    "你之前",
+    "你收到",
+    "你先前",
+    "你原本",
+    "你最初",
+    "你被",
+)
+_Z_PERSONA = (
+    "你是",
+    "你现在",
+    "你已经",
+    "扮演",
+    "假装",
+    "装作",
+    "充当",
+    "成为",
+    "变成",
+    "化身",
+    "模拟",
+    "当一个",
+    "作为一个",
+    "你从现在",
+    "从现在起你",
+    "从这一刻起你",
+    "从今以后你",
+    "你的新身份",
+    "你的身份",
+    "你的新角色",
+    "现在开始你",
+    "从现在开始你",
+    "从今天起你",
+)
+_Z_AI = (
+    "ai",
+    "人工智能",
+    "人工智慧",
+    "助理",
+    "助手",
+    "机器人",
+    "模型",
+    "gpt",
+    "回答",
+    "回复",
+    "黑客",
+    "骇客",
+    "随便说",
+    "什么都可以说",
+    "什么都能说",
+    "什么都可以回答",
+    "随便回答",
+)
+_Z_FREE = (
+    "没有任何限制",
+    "没有限制",
+    "没有规则",
+    "没有道德",
+    "没道德",
+    "不受限制",
+    "不受任何",
+    "不受约束",
+    "无限制",
+    "无视规则",
+    "不用遵守",
+    "不必遵守",
+    "没有底线",
+    "没有审查",
+    "无审查",
+    "越狱",
+    "邪恶",
+    "完全自由",
+    "不受规则",
+    "不受道德",
+    "没有约束",
+    "没有任何约束",
+    "没有任何规则",
+    "没有任何道德",
+)
+_Z_SEND = (
+    "发送",
+    "传送",
+    "转发",
+    "上传",
+    "寄",
+    "发到",
+    "发给",
+    "传到",
+    "传给",
+    "贴到",
+    "同步到",
+    "汇出",
+    "导出",
+)
+_Z_DEST = (
+    "网址",
+    "http",
+    "@",
+    "url",
+    "外部",
+    "伺服器",
+    "服务器",
+    "网站",
+    "webhook",
+    "这个邮箱",
+    "以下邮箱",
+    "这个信箱",
+    "指定邮箱",
+)
+_Z_DATA = (
+    "身分证",
+    "身份证",
+    "信用卡",
+    "密码",
+    "地址",
+    "手机",
+    "电话",
+    "资料",
+    "数据",
+    "记录",
+    "纪录",
+    "聊天",
+    "对话",
+    "通讯录",
+    "联系人",
+    "凭证",
+    "密钥",
+    "金钥",
+    "token",
+    "帐号",
+    "账号",
+    "邮件",
+)
 _Z_REVEAL = ("列出", "告诉我", "给我", "显示", "输出", "打印", "印出", "导出", "汇出", "公开", "贴出")
 _Z_SCOPE = ("所有", "全部", "其他", "每个", "每一个", "资料库", "数据库")
 _Z_OTHERS = ("客户", "用户", "使用者", "会员", "员工")
+_Z_SELF_PROMPT = (
+    "你的系统",
+    "你的设定",
+    "你的提示",
+    "你的指令",
+    "你的规则",
+    "你的初始",
+    "你的隐藏",
+    "你收到的",
+    "你最初",
+    "你最开始",
+    "你一开始",
+    "给你的",
+    "给了你",
+    "系统提示",
+    "隐藏提示",
+    "隐藏指令",
+    "初始提示",
+    "初始指令",
+    "系统设定",
+    "系统指令",
+)
+_Z_EXTRACT = (
+    "输出",
+    "显示",
+    "告诉我",
+    "列出",
+    "贴",
+    "给我",
+    "翻译",
+    "复述",
+    "重复",
+    "是什么",
+    "有哪些",
+    "哪些",
+    "逐字",
+    "原封不动",
+    "发给我",
+    "念出",
+    "背诵",
+)
+_Z_END = ("结束", "完毕", "到此为止")
+_Z_END_SUBJ = ("文件", "文档", "对话", "输入", "内容", "邮件", "任务")
+_Z_AFTER_END = (
+    "后面",
+    "以下",
+    "接下来",
+    "剩下",
+    "剩余",
+    "不要再",
+    "新的指令",
+    "新指令",
+    "不要回应",
+    "不要回答",
+    "不要处理",
+)
+_Z_STOP = ("停止处理", "停止阅读", "停止分析", "终止处理", "中止处理")
+_Z_ONLY_REPLY = ("只回复", "只回答", "只回覆", "只输出", "只说", "仅回复")
 _Z_SECRET = ("信用卡", "密码", "身份证", "身分证", "银行卡", "卡号", "凭证", "密钥", "金钥")
+
+
+class _Phrases:
+    """A phrase list checked against a clause's words: only phrases whose first word occurs are looked at."""
+
+    def __init__(self, phrases: tuple[str, ...]) -> None:
+        self.by_first: dict[str, list[str]] = {}
+        for p in phrases:
+            self.by_first.setdefault(p.split(" ")[0], []).append(f" {p} ")
+        self.firsts = frozenset(self.by_first)
+
+    def in_clause(self, words: set[str], joined: str) -> bool:
+        for first in self.firsts.intersection(words):
+            if any(p in joined for p in self.by_first[first]):
+                return True
+        return False
 
 
 def _near(tokens: list[str], j: int, pool: frozenset[str], before: int, after: int) -> bool:
     return any(t in pool for t in tokens[max(0, j - before) : j] + tokens[j + 1 : j + 1 + after])
 
 
+_L_EXTRACT = _words(
+    "print show reveal tell give list paste output dump echo recite spell repeat translate quote copy share display "
+    "write summarize summarise disclose expose what which"
+)
+_L_PROMPT = _words(
+    "prompt prompts instructions instruction rules configuration config context preamble directives guidelines "
+    "setup programming"
+)
+_P_PROMPT = _Phrases(
+    (
+        "developer message",
+        "system message",
+        "initial message",
+        "first message",
+        "system prompt",
+        "hidden prompt",
+        "initial prompt",
+        "text you were initialized with",
+        "instructions file",
+        "you were instructed",
+        "were you instructed",
+        "you were programmed",
+        "hidden preamble",
+    )
+)
+_L_SELF = _words("your yourself hidden")
+_P_SELF = _Phrases(
+    (
+        "you were",
+        "you've been",
+        "you have been",
+        "you follow",
+        "you received",
+        "you got",
+        "your creators",
+        "your developers",
+        "your developer",
+        "before mine",
+        "before my",
+        "of this conversation",
+        "you were given",
+        "were you",
+        "did you",
+        "you were told",
+        "defines your",
+        "you use",
+    )
+)
+_L_STOP = _words("stop halt terminate cease finish abort")
+_P_STOP_OBJ = _Phrases(
+    (
+        "reading",
+        "processing",
+        "the session",
+        "the conversation",
+        "your task",
+        "the task",
+        "here",
+        "now",
+        "summarizing",
+        "summarising",
+        "translating",
+        "all processing",
+    )
+)
+_P_STOP_AFTER = _Phrases(
+    (
+        "reply",
+        "respond",
+        "output",
+        "say",
+        "answer",
+        "print",
+        "only",
+        "don't process",
+        "do not process",
+        "nothing",
+        "remaining",
+        "the rest",
+        "what follows",
+        "with nothing",
+    )
+)
+_P_END_OF = _Phrases(
+    (
+        "end of the document",
+        "end of document",
+        "end of the text",
+        "end of text",
+        "end of input",
+        "end of the input",
+        "end of the message",
+        "end of message",
+        "end of the context",
+        "end of context",
+        "end of the transcript",
+        "end of transcript",
+        "end of the email",
+        "end of email",
+        "end of the prompt",
+        "end of prompt",
+        "end of user message",
+        "end of the conversation",
+        "conversation is over",
+        "document ends",
+        "text ends",
+        "input ends",
+    )
+)
+_P_AFTER_END = _Phrases(
+    (
+        "everything after",
+        "what follows",
+        "new instruction",
+        "new instructions",
+        "following instruction",
+        "following instructions",
+        "instructions below",
+        "now follow",
+        "do not answer",
+        "don't answer",
+        "do not respond",
+        "don't respond",
+        "any more questions",
+        "anything else",
+        "ignore what follows",
+        "not summarize",
+        "do not summarize",
+    )
+)
+
+_P_OBJ_AI = _Phrases(_L_OBJ_AI)
+_P_OVR = _Phrases(_L_OVR_PHRASES)
+_P_STATE = _Phrases(_L_STATE_PHRASES)
+_P_TARGET_AFTER = _Phrases(_L_TARGET_AFTER)
+_P_PERSONA = _Phrases(_L_PERSONA)
+_P_FREEDOM = _Phrases(_L_FREEDOM_PHRASES)
+_P_REFUSAL = _Phrases(_L_REFUSAL_FREE)
+_P_DATA = _Phrases(_L_DATA_PHRASES)
+_P_SECRET = _Phrases(_L_SECRET_PHRASES)
+# a clause without any of these words cannot satisfy any lexical check
+_L_ANY = (
+    _L_OBJ
+    | _P_OBJ_AI.firsts
+    | _L_AI_NOUN
+    | _L_STRONG_FREEDOM
+    | _L_DATA_STRONG
+    | _P_DATA.firsts
+    | _L_SECRET
+    | _P_SECRET.firsts
+    | _L_TOOL_CALL
+    | _words("user users customer customers client patient employee owner")
+    | _L_PROMPT
+    | _words("developer system initial first hidden instructed programmed preamble initialized end ends over")
+    | _L_STOP
+)
+
+
 def _lex_en(clause: str) -> list[tuple[str, str]]:
     """(family, rule id) for one lower-case clause."""
-    tokens = [t[:-2] if t.endswith("'s") and t not in ("let's", "it's", "that's", "what's") else t
-              for t in _LEX_TOKEN.findall(clause)]
+    tokens = [
+        t[:-2] if t.endswith("'s") and t not in ("let's", "it's", "that's", "what's") else t
+        for t in _LEX_TOKEN.findall(clause)
+    ]
     if len(tokens) < 3:
         return []
     words = set(tokens)
+    if _L_ANY.isdisjoint(words):
+        return []
     joined = f" {' '.join(tokens)} "
     out: list[tuple[str, str]] = []
 
-    def has(phrases: tuple[str, ...]) -> bool:
-        return any(f" {p} " in joined for p in phrases)
-
     obj_at = [j for j, t in enumerate(tokens) if t in _L_OBJ]
-    ai_obj = has(_L_OBJ_AI)
-    owned = {j for j in obj_at if _near(tokens, j, _L_OWNER, 2, 0) or _topical(tokens, j)}
-    targeted = [j for j in obj_at if j not in owned and _near(tokens, j, _L_TARGET, 3, 1)]
-    if not targeted and any(j not in owned for j in obj_at) and has(_L_TARGET_AFTER):
-        targeted = [j for j in obj_at if j not in owned]
-    if (targeted or ai_obj) and (words & _L_OVR_ACTION or has(_L_OVR_PHRASES)):
-        out.append(("instruction_override", "io.lex.override_action"))
-    elif (ai_obj or any(j not in owned and _near(tokens, j, _L_AI_TARGET, 3, 0) for j in obj_at)) and (
-        words & _L_STATE or has(_L_STATE_PHRASES)
-    ):
-        out.append(("instruction_override", "io.lex.neutralised"))
+    ai_obj = _P_OBJ_AI.in_clause(words, joined)
+    if obj_at or ai_obj:
+        owned = {j for j in obj_at if _near(tokens, j, _L_OWNER, 2, 0) or _topical(tokens, j)}
+        targeted = [j for j in obj_at if j not in owned and _near(tokens, j, _L_TARGET, 3, 1)]
+        if not targeted and any(j not in owned for j in obj_at) and _P_TARGET_AFTER.in_clause(words, joined):
+            targeted = [j for j in obj_at if j not in owned]
+        if (targeted or ai_obj) and (words & _L_OVR_ACTION or _P_OVR.in_clause(words, joined)):
+            out.append(("instruction_override", "io.lex.override_action"))
+        elif (
+            ai_obj
+            or any(j not in owned and _near(tokens, j, _L_AI_TARGET, 3, 0) for j in obj_at)
+            or (any(j not in owned for j in obj_at) and _P_TARGET_AFTER.in_clause(words, joined))
+        ) and (words & _L_STATE or _P_STATE.in_clause(words, joined)):
+            out.append(("instruction_override", "io.lex.neutralised"))
 
-    if has(_L_PERSONA) and words & _L_AI_NOUN:
-        free = bool(words & _L_FREEDOM) or has(_L_FREEDOM_PHRASES)
-        if not free:
-            free = any(t in _L_RESTR and _near(tokens, j, _L_NEG, 3, 0) for j, t in enumerate(tokens))
-        if free:
+    if _P_PERSONA.in_clause(words, joined):
+        if words & _L_AI_NOUN:
+            free = bool(words & _L_FREEDOM) or _P_FREEDOM.in_clause(words, joined)
+            if not free:
+                free = any(t in _L_RESTR and _near(tokens, j, _L_NEG, 3, 0) for j, t in enumerate(tokens))
+            if free:
+                out.append(("role_hijack", "rh.lex.unrestricted_persona"))
+        elif words & _L_STRONG_FREEDOM and _P_REFUSAL.in_clause(words, joined):
             out.append(("role_hijack", "rh.lex.unrestricted_persona"))
-    elif has(_L_PERSONA) and words & _L_STRONG_FREEDOM and has(_L_REFUSAL_FREE):
-        out.append(("role_hijack", "rh.lex.unrestricted_persona"))
 
     if words & _L_SEND:
-        strong = bool(words & _L_DATA_STRONG) or has(_L_DATA_PHRASES)
+        strong = bool(words & _L_DATA_STRONG) or _P_DATA.in_clause(words, joined)
         third = any(p in clause for p in _L_THIRD)
         if (strong or third) and _L_DEST_RE.search(clause):
             out.append(("data_exfiltration", "de.lex.send_out"))
         elif third and words & _L_BROAD_DEST:
             out.append(("data_exfiltration", "de.lex.share_publicly"))
-    secret = bool(words & _L_SECRET) or has(_L_SECRET_PHRASES)
-    if secret and words & _L_REVEAL and (words & _L_SCOPE or " your memory" in joined):
+    secret = bool(words & _L_SECRET) or _P_SECRET.in_clause(words, joined)
+    reveal_at = next((j for j, t in enumerate(tokens) if t in _L_REVEAL), len(tokens))
+    secret_after = any(
+        t in _L_SECRET or t in ("key", "keys", "card", "number", "numbers", "token", "phrase")
+        for t in tokens[reveal_at + 1 :]
+    )
+    if secret and secret_after and (words & _L_SCOPE or " your memory" in joined):
         out.append(("data_exfiltration", "de.lex.reveal_secrets"))
     elif secret and words & _L_INCLUDE and words & _L_OUTPUT and ("your" in words or "next" in words):
         out.append(("data_exfiltration", "de.lex.secret_in_output"))
 
     if words & _L_TOOL_CALL and words & _L_TOOL and words & _L_TOOL_HARM:
         out.append(("tool_abuse", "ta.lex.harmful_tool_call"))
+
+    # extraction: a request for the model's own instructions ("what rules did your creators give you")
+    if words & _L_EXTRACT and (words & _L_PROMPT or _P_PROMPT.in_clause(words, joined)):
+        self_ref = bool(words & _L_SELF) or _P_SELF.in_clause(words, joined)
+        prompt_at = [j for j, t in enumerate(tokens) if t in _L_PROMPT]
+        if (self_ref or _P_PROMPT.in_clause(words, joined)) and not all(
+            _topical(tokens, j) for j in prompt_at or [-1]
+        ):
+            out.append(("system_prompt_extraction", "spe.lex.own_instructions"))
+    # termination: stop processing and answer something fixed; an "end of document" followed by new orders
+    if words & _L_STOP and _P_STOP_OBJ.in_clause(words, joined) and _P_STOP_AFTER.in_clause(words, joined):
+        out.append(("termination_manipulation", "tm.lex.stop_and_answer"))
+    elif _P_END_OF.in_clause(words, joined) and _P_AFTER_END.in_clause(words, joined):
+        out.append(("termination_manipulation", "tm.lex.end_then_orders"))
     return out
 
 
@@ -1880,22 +3034,50 @@ def _lex_zh(clause: str) -> list[tuple[str, str]]:
             out.append(("instruction_override", "io.lex.zh_override_action"))
         elif _has(clause, _Z_STATE) and _has(clause, _Z_AI_TARGET):
             out.append(("instruction_override", "io.lex.zh_neutralised"))
-    if _has(clause, _Z_PERSONA) and _has(clause, _Z_FREE) and _has(clause, _Z_AI):
+    if _has(clause, _Z_FREE) and _has(clause, _Z_PERSONA) and _has(clause, _Z_AI):
         out.append(("role_hijack", "rh.lex.zh_unrestricted_persona"))
-    if _has(clause, _Z_SEND) and _has(clause, _Z_DEST) and _has(clause, _Z_DATA):
+    if _has(clause, _Z_DEST) and _has(clause, _Z_SEND) and _has(clause, _Z_DATA):
         out.append(("data_exfiltration", "de.lex.zh_send_out"))
-    if _has(clause, _Z_REVEAL) and _has(clause, _Z_SCOPE) and _has(clause, _Z_OTHERS) and _has(clause, _Z_SECRET):
+    if (
+        _has(clause, _Z_SECRET)
+        and _has(clause, _Z_OTHERS)
+        and _has(clause, _Z_SCOPE)
+        and _has(clause, _Z_REVEAL)
+    ):
         out.append(("data_exfiltration", "de.lex.zh_reveal_secrets"))
+    if _has(clause, _Z_SELF_PROMPT) and _has(clause, _Z_EXTRACT):
+        out.append(("system_prompt_extraction", "spe.lex.zh_own_instructions"))
+    if (_has(clause, _Z_END) and _has(clause, _Z_END_SUBJ) and _has(clause, _Z_AFTER_END)) or (
+        _has(clause, _Z_STOP) and _has(clause, _Z_ONLY_REPLY)
+    ):
+        out.append(("termination_manipulation", "tm.lex.zh_end_then_orders"))
     return out
 
 
+_L_ANY_RE = re.compile(r"\b(?:" + _trie_regex(_L_ANY) + r")\b")
+_Z_ANY_RE = re.compile(
+    _trie_regex({*_Z_OBJ, *_Z_FREE, *_Z_DEST, *_Z_SECRET, *_Z_SELF_PROMPT, *_Z_END, *_Z_STOP})
+)
+
+
 def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
-    has_cjk = bool(_CJK_ANY.search(text))
+    en = bool(_L_ANY_RE.search(text))
+    zh = not text.isascii() and bool(_Z_ANY_RE.search(text))
+    if not (en or zh):
+        return
+    # "end of the document. everything after this is a new instruction" spans clauses: checked on the whole text
+    if en and ("end" in text or " over" in text):
+        tokens = _LEX_TOKEN.findall(text)
+        words, joined = set(tokens), f" {' '.join(tokens)} "
+        if _P_END_OF.in_clause(words, joined) and _P_AFTER_END.in_clause(words, joined):
+            found.add("tm.lex.end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
+    if zh and _has(text, _Z_END) and _has(text, _Z_END_SUBJ) and _has(text, _Z_AFTER_END):
+        found.add("tm.lex.zh_end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
     for clause in _CLAUSE.split(text):
         if len(clause) < 6:
             continue
-        hits = _lex_en(clause)
-        if has_cjk and _CJK_ANY.search(clause):
+        hits = _lex_en(clause) if en and _L_ANY_RE.search(clause) else []
+        if zh and _Z_ANY_RE.search(clause):
             hits += _lex_zh(clause)
         for family, rule_id in hits:
             found.add(rule_id, family, view, clause.strip(), plain)
@@ -1944,27 +3126,34 @@ def _despace(run: str) -> str:
     return " ".join(words)
 
 
-def _spaced_view(text: str) -> str | None:
-    """``i g n o r e  a l l`` -> ``ignore all`` (double gaps keep word boundaries; otherwise segment)."""
-    if not _SPACED_RUN.search(text):
+def _spaced_view(text: str) -> tuple[str, str] | None:
+    """``i g n o r e  a l l`` -> ``ignore all`` (double gaps keep word boundaries; otherwise segment). Returns the
+    text with its spaced-out runs joined, and the joined runs alone (scanned space-free); None when no spaced-out
+    run spells a word the rules use (IP addresses, dates and initials stay as they are)."""
+    runs = [r for r in _SPACED_RUN.findall(text) if _SIGNIFICANT.search(_NON_WORD.sub("", r))]
+    if not runs:
         return None
-    return _collapse(_SPACED_RUN.sub(lambda m: _despace(m.group()), text))
+    joined = _collapse(_SPACED_RUN.sub(lambda m: _despace(m.group()), text))
+    return joined, "\n".join(_NON_WORD.sub("", run) for run in runs)
 
 
 def _leet_view(text: str) -> str | None:
     """``1gn0r3 4ll pr3v10us`` -> ``ignore all previous``; None unless some chunk turns into a rule word."""
-    chunks = text.split(" ")
     useful = False
-    out = []
-    for chunk in chunks:
-        if _LEET_ADJ.search(chunk) or (chunk.isdigit() and len(chunk) <= 3):
-            new = chunk.translate(_LEET)
-            useful = useful or new.strip(".,;:!?'\"()[]{}") in _RULE_WORDS
-            out.append(new)
-        else:
-            out.append(chunk)
+    for m in _LEET_ADJ.finditer(text):
+        lo = text.rfind(" ", 0, m.start()) + 1
+        hi = text.find(" ", m.end())
+        chunk = text[lo : hi if hi >= 0 else len(text)]
+        if chunk.translate(_LEET).strip(".,;:!?'\"()[]{}") in _RULE_WORDS:
+            useful = True
+            break
     if not useful:
         return None
+    out = []
+    for chunk in text.split(" "):
+        if _LEET_ADJ.search(chunk) or (chunk.isdigit() and len(chunk) <= 3):
+            chunk = chunk.translate(_LEET)
+        out.append(chunk)
     return " ".join(out)
 
 
@@ -2023,10 +3212,11 @@ def _decoded_blobs(case_text: str) -> list[tuple[str, str]]:
 
 def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) -> None:
     """Scan ``raw`` and everything hidden in it. ``plain`` is False for text that was itself decoded."""
-    folded = _fold_text(raw)
     ascii_only = raw.isascii()
+    nfkc = raw if ascii_only else unicodedata.normalize("NFKC", raw)
+    folded = _fold_text(nfkc, normalised=True)
     has_zw = not ascii_only and bool(_ZW_RE.search(raw))
-    mixed_script = not ascii_only and bool(_MIXED_SCRIPT.search(unicodedata.normalize("NFKC", raw).lower()))
+    mixed_script = not ascii_only and bool(_MIXED_SCRIPT.search(nfkc.lower()))
     zw_inside = has_zw and bool(_ZW_INSIDE.search(raw))
     folded_nozw = _ZW_RE.sub("", folded) if has_zw else folded
     entities = "&" in folded_nozw and bool(_HTML_ENTITY.search(folded_nozw))
@@ -2039,37 +3229,38 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
     clean = plain and not mixed_script and not zw_inside and not entities
     prefix = f"{origin}:" if origin else ""
 
-    present = _present_triggers(text_view, False)
-    _run(_TEXT_RULES, text_view, prefix + "text", found, clean, present=present)
+    text_v = _View(text_view)
+    _run(_TEXT_RULES, text_v, prefix + "text", found, clean)
     _lexical(text_view, prefix + "text", found, clean)
-    raw_present = present if raw_view == text_view else _present_triggers(raw_view, False)
-    _run(_RAW_RULES, raw_view, prefix + "raw", found, clean, present=raw_present)
+    raw_v = text_v if raw_view == text_view else _View(raw_view)
+    _run(_RAW_RULES, raw_v, prefix + "raw", found, clean)
 
-    spaced = _spaced_view(stripped)
-    if spaced is not None:
-        _run(_TEXT_RULES, spaced, prefix + "spaced", found, False)
+    spaced_views = _spaced_view(stripped)
+    if spaced_views is not None:
+        spaced, glued_runs = spaced_views
+        _run(_TEXT_RULES, _View(spaced), prefix + "spaced", found, False)
         _lexical(spaced, prefix + "spaced", found, False)
-        _run(_TEXT_RULES, spaced, prefix + "spaced", found, False, glued=True)
+        _run(_TEXT_RULES, _View(glued_runs, glued=True), prefix + "spaced", found, False, glued=True)
         spaced_raw = _spaced_view(folded_nozw)
         if spaced_raw is not None:
-            _run(_RAW_RULES, spaced_raw, prefix + "spaced", found, False)
+            _run(_RAW_RULES, _View(spaced_raw[0]), prefix + "spaced", found, False)
     leet = _leet_view(text_view)
     if leet is not None:
-        _run(_TEXT_RULES, leet, prefix + "leet", found, False)
+        _run(_TEXT_RULES, _View(leet), prefix + "leet", found, False)
         _lexical(leet, prefix + "leet", found, False)
     if _ROT13_HINT.search(text_view):
-        _run(_TEXT_RULES, codecs.decode(text_view, "rot13"), prefix + "rot13", found, False)
+        _run(_TEXT_RULES, _View(codecs.decode(text_view, "rot13")), prefix + "rot13", found, False)
     if _REVERSE_HINT.search(text_view):
-        _run(_TEXT_RULES, text_view[::-1], prefix + "reversed", found, False)
+        _run(_TEXT_RULES, _View(text_view[::-1]), prefix + "reversed", found, False)
     if len(_PCT.findall(text_view)) >= 3:
-        _run(_TEXT_RULES, _collapse(urllib.parse.unquote(text_view)), prefix + "url", found, False)
+        _run(_TEXT_RULES, _View(_collapse(urllib.parse.unquote(text_view))), prefix + "url", found, False)
 
     if depth >= _MAX_DEPTH:
         return
     hidden: list[tuple[str, str]] = []
     for m in _TAG_RUN.finditer(raw):  # "ASCII smuggling" in Unicode tag characters
         hidden.append(("tags", "".join(chr(ord(ch) - 0xE0000) for ch in m.group())))
-    case_text = raw if ascii_only else _ZW_RE.sub("", unicodedata.normalize("NFKC", raw))
+    case_text = _ZW_RE.sub("", nfkc) if has_zw else nfkc
     if len(case_text) >= 16:
         hidden.extend(_decoded_blobs(case_text))
     for kind, decoded in hidden:
@@ -2107,6 +3298,8 @@ def _as_text(value: object) -> str:
 
 
 _VOCAB = _vocabulary()
+# words of five letters or more that the rules use: a spaced-out run is worth joining only if it spells one
+_SIGNIFICANT = re.compile(_trie_regex(w for w in _VOCAB if len(w) >= 5 and w.isalpha()))
 
 
 def scan_injection(text: str) -> ScanResult:
