@@ -12,6 +12,7 @@ from .guard import (
 )
 from .guard import sweep as quarantine_sweep
 from .importer import InvalidImportFile, LegacyImportResult, import_legacy
+from .injection import ScanResult, scan_fact, scan_injection
 from .purge import expire_by_subject, invalidate_by_origin
 from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_context, render_block
 from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer, summarize
@@ -43,6 +44,9 @@ from .types import (
 )
 
 __all__ = [
+    "ScanResult",
+    "scan_fact",
+    "scan_injection",
     "AlreadyDecided",
     "approval_preview",
     "quarantine_approve",
