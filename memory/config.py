@@ -32,7 +32,9 @@ def _warn_once(key: str, message: str) -> None:
 
 
 def _path() -> Path:
-    return Path(os.environ.get("MEMDESK_CONFIG") or getattr(settings, "MEMDESK_CONFIG_PATH", "memdesk.toml"))
+    return Path(
+        str(os.environ.get("MEMDESK_CONFIG") or getattr(settings, "MEMDESK_CONFIG_PATH", "memdesk.toml"))
+    )
 
 
 def _read(path: Path) -> dict[str, Any] | None:

@@ -480,7 +480,8 @@ def _decide(
         request_id=request.id,
         origin=request.origin,
         ids=request.payload.get("ids", []),
-        **counts,
+        writes=counts["writes"],
+        rows=counts["rows"],
     )
     _emit(
         "knowledge.decided",
