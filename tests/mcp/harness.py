@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from contextlib import AbstractContextManager, asynccontextmanager
 from pathlib import Path
@@ -80,7 +81,7 @@ def error_of(result: CallToolResult) -> dict[str, Any]:
     return body["error"]
 
 
-class Harness:
+class Harness(ABC):
     kind = "?"
 
     def __init__(self, db_path: Path, tokens: dict[str, dict[str, Any]]):
@@ -95,8 +96,9 @@ class Harness:
 
     # --- clients -----------------------------------------------------------------------------------------
 
-    def connect(self, secret: str) -> Any:  # an async context manager yielding an initialised ClientSession
-        raise NotImplementedError
+    @abstractmethod
+    def connect(self, secret: str) -> Any:
+        """An async context manager yielding an initialised ClientSession (stdio or HTTP)."""
 
     def session(self, who: str) -> ClientSession:
         if who not in self._sessions:
