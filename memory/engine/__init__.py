@@ -2,6 +2,24 @@
 
 from .common import graph_generation
 from .feedback import FeedbackResult, feedback_record, new_query_id
+from .graph import (
+    GRAPH_CACHE_MIN_TRIPLES,
+    AliasPreview,
+    AliasRecord,
+    AliasResult,
+    GraphScores,
+    GraphView,
+    alias_add,
+    alias_list,
+    alias_preview,
+    entity_facts,
+    export_graph,
+    graph_scores,
+    graph_view,
+    normalize_entity,
+    resolve_entity,
+    retract_fact,
+)
 from .guard import (
     AlreadyDecided,
     approval_preview,
@@ -44,6 +62,22 @@ from .types import (
 )
 
 __all__ = [
+    "GRAPH_CACHE_MIN_TRIPLES",
+    "AliasPreview",
+    "AliasRecord",
+    "AliasResult",
+    "GraphScores",
+    "GraphView",
+    "alias_add",
+    "alias_list",
+    "alias_preview",
+    "entity_facts",
+    "export_graph",
+    "graph_scores",
+    "graph_view",
+    "normalize_entity",
+    "resolve_entity",
+    "retract_fact",
     "ScanResult",
     "scan_fact",
     "scan_injection",

@@ -3,6 +3,7 @@
 from .accounts import Agent, AgentToken, DailyCounter, Membership, Role, Team
 from .audit import AuditEvent
 from .feedback import VERDICTS, Feedback
+from .graph import EntityAlias, EntityEmbedding
 from .guard import ApprovalRequest, GuardCounter, OutboundEvent
 from .memories import (
     LAYERS,
@@ -14,6 +15,8 @@ from .memories import (
 from .reflexion import CATEGORIES, Mistake
 
 __all__ = [
+    "EntityAlias",
+    "EntityEmbedding",
     "ApprovalRequest",
     "GuardCounter",
     "OutboundEvent",

@@ -1,0 +1,804 @@
+"""Graph retrieval (SPEC G1–G8): entity aliases, the entity–memory graph, Personalized PageRank, its cache,
+exports and the curator's graph reads and retract.
+
+The graph (G1) has one node per entity (a subject or object, normalised and alias-resolved) and one per
+memory id; each current, believed fact adds the undirected edges subject–memory and memory–object, weighted by
+its ``origin_trust``. It is kept as a row-normalised scipy CSR matrix per agent; queries never touch networkx.
+PPR (G3) is ``p ← (1−d)·s + d·Aᵀp`` with d = 0.5. ``ppr_exact`` is that power iteration (≤ 20 iterations, stop
+at an L1 change < 1e-6); ``ppr_push`` is a local forward push over the same matrix that only touches the
+seeds' neighbourhood (tests pin its top-10 to the exact one). The cache (G5) is keyed on the agent's graph
+generation row (T9), so a write by any process is seen by the next query, and on the next moment a fact
+starts or stops being current (world time moves on without a write).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from django.db import connection
+from django.db.models import Q
+from django.utils.dateparse import parse_datetime
+from scipy import sparse
+
+from memory.models import RETRACT_EVENTS, EntityAlias, FactWrite, Memory
+
+from . import common as c
+from .types import EngineError, InvalidArgument, MemoryRecord, NotFound, iso
+
+GRAPH_CACHE_MIN_TRIPLES = 500
+DAMPING = 0.5
+MAX_ITERATIONS = 20
+TOLERANCE = 1e-6
+PPR_TOP = 5  # graph-only hits come from the PPR top 5 (G4) ...
+MAX_GRAPH_ONLY = 3  # ... at most 3 of them
+CACHE_AGENTS = 16  # graphs kept in one process (least recently used dropped first)
+PUSH_EPSILON = 1e-9  # forward push: a node pushes while residual > ε·degree
+MAX_SEED_QUERY_CHARS = 4000
+MAX_EXPORT_LIMIT = 10_000
+MAX_VIEW_LIMIT = 5_000
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_RETRACT_SQL = "(" + ", ".join(f"'{e}'" for e in RETRACT_EVENTS) + ")"
+
+
+# --- results ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AliasResult:
+    canonical: str
+    alias: str
+    created: bool
+    flattened: int  # aliases that pointed at ``alias`` and now point at ``canonical``
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "canonical": self.canonical,
+            "alias": self.alias,
+            "created": self.created,
+            "flattened": self.flattened,
+        }
+
+
+@dataclass(frozen=True)
+class AliasRecord:
+    canonical: str
+    alias: str
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"canonical": self.canonical, "alias": self.alias, "created_at": iso(self.created_at)}
+
+
+@dataclass(frozen=True)
+class AliasPreview:
+    canonical: str  # where the alias would point after flattening
+    alias: str
+    facts_moving: list[MemoryRecord]
+    facts_canonical: list[MemoryRecord]
+    conflicts: list[str]
+
+
+@dataclass(frozen=True)
+class GraphView:
+    nodes: list[dict[str, Any]]
+    edges: list[dict[str, Any]]
+    predicates: list[str]
+    total_edges: int
+    shown_edges: int
+    truncated: bool
+    entity: str | None = None
+
+
+# --- names and aliases (G6) -------------------------------------------------------------------------------
+
+
+def normalize_entity(text: str) -> str:
+    """Trim, NFKC, lower-case and fold whitespace runs to one space."""
+    if not isinstance(text, str):
+        return ""
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+def _check_name(value: Any, *, field: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{field} must be a string", field=field)
+    name = normalize_entity(value)
+    if not name:
+        raise InvalidArgument(f"{field} must not be empty", field=field)
+    if "\x00" in name or len(name) > c.MAX_TRIPLE_PART:
+        raise InvalidArgument(f"{field} must be at most {c.MAX_TRIPLE_PART} characters", field=field)
+    return name
+
+
+def _alias_map(agent_id: str) -> dict[str, str]:
+    return dict(EntityAlias.objects.filter(agent_id=agent_id).values_list("alias", "canonical"))
+
+
+def _lock_aliases(agent_id: str) -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"alias\x1f{agent_id}"])
+
+
+@c.write_transaction
+def alias_add(*, agent_id: str, canonical: str, alias: str, actor: str = "system") -> AliasResult:
+    """Make ``alias`` another name of ``canonical`` (SPEC G6).
+
+    Both sides are normalised; an empty side or a self-alias is rejected. Chains are flattened when stored:
+    if ``canonical`` is itself an alias of ``c`` the row stored is ``alias → c``, and aliases that pointed at
+    ``alias`` are re-pointed at the new canonical. Upsert on (agent, alias). Audited; bumps the generation.
+    """
+    agent_id = c.check_agent_id(agent_id)
+    requested = _check_name(canonical, field="canonical")
+    name = _check_name(alias, field="alias")
+    actor = c.check_actor(actor)
+    if requested == name:
+        raise InvalidArgument("an entity cannot be an alias of itself", field="alias")
+    _lock_aliases(agent_id)
+    aliases = _alias_map(agent_id)
+    target = aliases.get(requested, requested)
+    if target == name:
+        raise InvalidArgument(
+            f"{requested!r} is already an alias of {name!r}; that would make {name!r} an alias of itself",
+            field="alias",
+        )
+    t = c.now()
+    previous = aliases.get(name)
+    if previous == target:
+        return AliasResult(canonical=target, alias=name, created=False, flattened=0)
+    flattened = EntityAlias.objects.filter(agent_id=agent_id, canonical=name).update(
+        canonical=target, updated_at=t
+    )
+    if previous is None:
+        EntityAlias.objects.create(
+            agent_id=agent_id, canonical=target, alias=name, created_at=t, updated_at=t, actor=actor
+        )
+    else:
+        EntityAlias.objects.filter(agent_id=agent_id, alias=name).update(
+            canonical=target, updated_at=t, actor=actor
+        )
+    c.bump_generation(agent_id)
+    c.audit(
+        agent_id=agent_id,
+        actor=actor,
+        action="alias_add",
+        subject=target,
+        reason=f"alias {name} -> {target}",
+        at=t,
+        canonical=target,
+        alias=name,
+        requested_canonical=requested,
+        previous_canonical=previous,
+        flattened=flattened,
+    )
+    return AliasResult(canonical=target, alias=name, created=previous is None, flattened=flattened)
+
+
+def alias_list(*, agent_id: str) -> list[AliasRecord]:
+    agent_id = c.check_agent_id(agent_id)
+    rows = EntityAlias.objects.filter(agent_id=agent_id).order_by("canonical", "alias")
+    return [AliasRecord(r.canonical, r.alias, r.created_at) for r in rows]
+
+
+def resolve_entity(*, agent_id: str, name: str) -> str:
+    """The canonical form of ``name``: normalised, then alias-resolved (chains are flat, one lookup)."""
+    agent_id = c.check_agent_id(agent_id)
+    norm = normalize_entity(name)
+    if not norm:
+        return norm
+    row = EntityAlias.objects.filter(agent_id=agent_id, alias=norm).values_list("canonical", flat=True)
+    return row.first() or norm
+
+
+class _Resolver:
+    """Raw subject/object text → canonical entity, memoised (many facts share names)."""
+
+    def __init__(self, aliases: dict[str, str]):
+        self.aliases = aliases
+        self.memo: dict[str, str] = {}
+
+    def __call__(self, raw: str | None) -> str | None:
+        if raw is None:
+            return None
+        hit = self.memo.get(raw)
+        if hit is None:
+            norm = normalize_entity(raw)
+            hit = self.aliases.get(norm, norm)
+            self.memo[raw] = hit
+        return hit or None
+
+
+def _fact_rows(agent_id: str, at: datetime, *, include_quarantined: bool) -> Any:
+    qs = Memory.objects.filter(agent_id=agent_id, subject__isnull=False, predicate__isnull=False)
+    if include_quarantined:
+        qs = qs.filter(c.NOT_RETRACTED).filter(
+            (Q(valid_from__isnull=True) | Q(valid_from__lte=at))
+            & (Q(valid_until__isnull=True) | Q(valid_until__gt=at))
+        )
+    else:
+        qs = qs.filter(c.current_q(at))
+    return qs
+
+
+def _facts_touching(
+    agent_id: str, names: set[str], resolve: _Resolver, *, include_quarantined: bool, limit: int
+) -> list[MemoryRecord]:
+    at = c.now()
+    ids: list[str] = []
+    rows = (
+        _fact_rows(agent_id, at, include_quarantined=include_quarantined)
+        .order_by("-timestamp", "-id")
+        .values_list("id", "subject", "object")
+    )
+    for mid, subject, obj in rows.iterator(chunk_size=2000):
+        if resolve(subject) in names or (obj is not None and resolve(obj) in names):
+            ids.append(mid)
+            if len(ids) >= limit:
+                break
+    found = {m.id: m for m in Memory.objects.filter(id__in=ids)}
+    return [MemoryRecord.from_model(found[i]) for i in ids if i in found]
+
+
+def alias_preview(*, agent_id: str, canonical: str, alias: str, limit: int = 200) -> AliasPreview:
+    """What ``alias_add(canonical, alias)`` would change, without changing anything."""
+    agent_id = c.check_agent_id(agent_id)
+    requested = _check_name(canonical, field="canonical")
+    name = _check_name(alias, field="alias")
+    aliases = _alias_map(agent_id)
+    target = aliases.get(requested, requested)
+    conflicts: list[str] = []
+    if requested == name or target == name:
+        conflicts.append(f"self-alias: {name!r} cannot be an alias of itself")
+    if target != requested:
+        conflicts.append(f"{requested!r} is an alias of {target!r}: {name!r} will point to {target!r}")
+    previous = aliases.get(name)
+    if previous is not None and previous != target:
+        conflicts.append(f"{name!r} is already an alias of {previous!r}: it will point to {target!r} instead")
+    followers = sorted(a for a, canon in aliases.items() if canon == name)
+    if followers:
+        conflicts.append(
+            f"{len(followers)} alias(es) of {name!r} will point to {target!r}: " + ", ".join(followers[:10])
+        )
+    resolve = _Resolver({})  # raw names, not resolved: which surface forms sit on which side
+    alias_side = {name, *followers}
+    canon_side = {target, *(a for a, canon in aliases.items() if canon == target)} - alias_side
+    return AliasPreview(
+        canonical=target,
+        alias=name,
+        facts_moving=_facts_touching(agent_id, alias_side, resolve, include_quarantined=False, limit=limit),
+        facts_canonical=_facts_touching(
+            agent_id, canon_side, resolve, include_quarantined=False, limit=limit
+        ),
+        conflicts=conflicts,
+    )
+
+
+# --- exports and curator reads (G7, D6) --------------------------------------------------------------------
+
+
+def _check_limit(limit: Any, high: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= high:
+        raise InvalidArgument(f"limit must be an integer from 1 to {high}", field="limit")
+    return limit
+
+
+def _edge_rows(agent_id: str, at: datetime) -> Any:
+    """Current facts including quarantined ones, newest first (G7)."""
+    return (
+        _fact_rows(agent_id, at, include_quarantined=True)
+        .order_by("-timestamp", "-id")
+        .values_list("id", "subject", "predicate", "object", "origin_trust", "quarantined")
+    )
+
+
+def export_graph(*, agent_id: str, limit: int = 500) -> dict[str, Any]:
+    """``{nodes:[{entity, degree}], edges:[{subject, predicate, object, memory_id, origin_trust,
+    quarantined}], truncated}`` (SPEC G7): current facts, quarantined ones included and flagged, newest first;
+    nodes by degree (in the exported edges), then name. Names are normalised and alias-resolved."""
+    agent_id = c.check_agent_id(agent_id)
+    limit = _check_limit(limit, MAX_EXPORT_LIMIT)
+    resolve = _Resolver(_alias_map(agent_id))
+    rows = list(_edge_rows(agent_id, c.now())[: limit + 1])
+    truncated = len(rows) > limit
+    edges: list[dict[str, Any]] = []
+    degree: dict[str, int] = {}
+    for mid, subject, predicate, obj, trust, quarantined in rows[:limit]:
+        s, o = resolve(subject), resolve(obj)
+        edges.append(
+            {
+                "subject": s,
+                "predicate": predicate,
+                "object": o,
+                "memory_id": mid,
+                "origin_trust": trust,
+                "quarantined": bool(quarantined),
+            }
+        )
+        for name in (s, o):
+            if name:
+                degree[name] = degree.get(name, 0) + 1
+    nodes = [{"entity": n, "degree": d} for n, d in sorted(degree.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return {"nodes": nodes, "edges": edges, "truncated": truncated}
+
+
+def graph_view(
+    *,
+    agent_id: str,
+    entity: str | None = None,
+    depth: int = 1,
+    predicate: str | None = None,
+    min_trust: float = 0.0,
+    limit: int = 300,
+) -> GraphView:
+    """The entity graph a curator looks at: edges subject–object labelled by predicate (facts without an
+    object have no edge here; ``entity_facts`` lists them), filters, an optional neighbourhood (depth 1–2)
+    of one alias-resolved entity, and a cap with the totals to say "showing N of M"."""
+    agent_id = c.check_agent_id(agent_id)
+    limit = _check_limit(limit, MAX_VIEW_LIMIT)
+    if isinstance(depth, bool) or depth not in (1, 2):
+        raise InvalidArgument("depth must be 1 or 2", field="depth")
+    trust = c.check_number(min_trust, field="min_trust", low=0.0, high=1.0)
+    if predicate is not None and not isinstance(predicate, str):
+        raise InvalidArgument("predicate must be a string", field="predicate")
+    predicate = predicate.strip() if predicate else None
+    resolve = _Resolver(_alias_map(agent_id))
+    focus = None
+    if entity is not None and normalize_entity(entity):
+        norm = normalize_entity(entity)
+        focus = resolve.aliases.get(norm, norm)
+    all_edges: list[dict[str, Any]] = []
+    predicates: set[str] = set()
+    for mid, subject, pred, obj, otrust, quarantined in _edge_rows(agent_id, c.now()).iterator(
+        chunk_size=2000
+    ):
+        predicates.add(pred)
+        s, o = resolve(subject), resolve(obj)
+        if not s or not o:
+            continue
+        if predicate and pred != predicate:
+            continue
+        if otrust < trust:
+            continue
+        all_edges.append(
+            {
+                "subject": s,
+                "predicate": pred,
+                "object": o,
+                "memory_id": mid,
+                "origin_trust": otrust,
+                "quarantined": bool(quarantined),
+            }
+        )
+    if focus is not None:
+        reach = {focus}
+        frontier = {focus}
+        for _ in range(depth - 1):
+            nxt = set()
+            for e in all_edges:
+                if e["subject"] in frontier and e["object"] not in reach:
+                    nxt.add(e["object"])
+                if e["object"] in frontier and e["subject"] not in reach:
+                    nxt.add(e["subject"])
+            reach |= nxt
+            frontier = nxt
+        all_edges = [e for e in all_edges if e["subject"] in reach or e["object"] in reach]
+        # the focus's own edges first, so a cap never hides them
+        all_edges.sort(key=lambda e: 0 if focus in (e["subject"], e["object"]) else 1)
+    shown = all_edges[:limit]
+    degree: dict[str, int] = {}
+    for e in shown:
+        for n in (e["subject"], e["object"]):
+            degree[n] = degree.get(n, 0) + 1
+    if focus is not None and focus not in degree and focus:
+        degree[focus] = 0
+    nodes = [
+        {"id": n, "label": n, "kind": "entity", "degree": d}
+        for n, d in sorted(degree.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    return GraphView(
+        nodes=nodes,
+        edges=shown,
+        predicates=sorted(predicates),
+        total_edges=len(all_edges),
+        shown_edges=len(shown),
+        truncated=len(all_edges) > len(shown),
+        entity=focus,
+    )
+
+
+def entity_facts(
+    *, agent_id: str, entity: str, limit: int = 50, include_quarantined: bool = False
+) -> list[MemoryRecord]:
+    """Current facts whose subject or object resolves to ``entity`` (alias-resolved), newest first."""
+    agent_id = c.check_agent_id(agent_id)
+    limit = _check_limit(limit, 1000)
+    name = _check_name(entity, field="entity")
+    resolve = _Resolver(_alias_map(agent_id))
+    target = resolve.aliases.get(name, name)
+    return _facts_touching(
+        agent_id, {target}, resolve, include_quarantined=bool(include_quarantined), limit=limit
+    )
+
+
+@c.write_transaction
+def retract_fact(*, agent_id: str, memory_id: str, reason: str, actor: str) -> MemoryRecord:
+    """A curator's retract of one fact: every write supporting the row is retracted and the key's timeline
+    re-derived (a value it had superseded comes back), like a purge of that single fact. Audited; bumps the
+    generation. Another agent's id and an unknown id give the same ``not_found``."""
+    from .temporal import CONTINUATION_KEY, rederive_key
+
+    agent_id = c.check_agent_id(agent_id)
+    actor = c.check_actor(actor)
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidArgument("a reason is required", field="reason")
+    if len(reason) > 2000:
+        raise InvalidArgument("the reason is longer than 2000 characters", field="reason")
+    if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 64:
+        raise NotFound("no fact with that id", field="memory_id")
+    row = Memory.objects.filter(id=memory_id).first()
+    if row is None or row.agent_id != agent_id or not row.subject or not row.predicate:
+        raise NotFound("no fact with that id", field="memory_id")
+    if row.invalidated_by_event in RETRACT_EVENTS:
+        raise EngineError("this fact is already retracted", code="already_retracted", field="memory_id")
+    c.lock_key(agent_id, row.subject, row.predicate)
+    t = c.now()
+    primary = (row.metadata or {}).get(CONTINUATION_KEY) or row.id
+    before = set(
+        Memory.objects.filter(agent_id=agent_id, subject=row.subject, predicate=row.predicate)
+        .filter(c.current_q(t))
+        .values_list("id", flat=True)
+    )
+    writes = FactWrite.objects.filter(
+        agent_id=agent_id, subject=row.subject, predicate=row.predicate, memory_id=primary
+    ).exclude(state=FactWrite.STATE_RETRACTED)
+    n_writes = writes.update(state=FactWrite.STATE_RETRACTED, believed_until=t)
+    if n_writes:
+        rederive_key(agent_id, row.subject, row.predicate, at=t, retract_event="curator_retract")
+    else:  # a row no write speaks for (imported without history): retract the row itself
+        Memory.objects.filter(id=row.id).update(invalidated_by_event="curator_retract", invalidated_at=t)
+    after = set(
+        Memory.objects.filter(agent_id=agent_id, subject=row.subject, predicate=row.predicate)
+        .filter(c.current_q(t))
+        .values_list("id", flat=True)
+    )
+    c.bump_generation(agent_id)
+    c.audit(
+        agent_id=agent_id,
+        actor=actor,
+        action="curator_retract",
+        memory_id=row.id,
+        subject=row.subject,
+        reason=reason.strip(),
+        at=t,
+        predicate=row.predicate,
+        writes=n_writes,
+        restored=sorted(after - before),
+    )
+    return MemoryRecord.from_model(Memory.objects.get(id=row.id))
+
+
+# --- the graph (G1) ---------------------------------------------------------------------------------------
+
+
+def _is_word(ch: str) -> bool:
+    return (ch.isalnum() or ch == "_") and not _CJK_CHAR.match(ch)
+
+
+@dataclass
+class Graph:
+    """One agent's entity–memory graph. ``walk`` is Aᵀ (A = row-normalised weights) as CSR for the power
+    iteration; ``rows`` is A itself (CSR) for the forward push; ``degree`` the weighted degree."""
+
+    generation: int
+    expires: datetime | None  # next moment a fact starts or stops being current
+    entities: list[str]
+    memory_ids: list[str]
+    walk: sparse.csr_matrix
+    rows: sparse.csr_matrix
+    degree: np.ndarray
+    word_names: dict[str, int]
+    cjk_names: dict[str, int]
+    word_max: int
+    cjk_max: int
+    triples: int
+    memory_index: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n_entities(self) -> int:
+        return len(self.entities)
+
+    @property
+    def size(self) -> int:
+        return len(self.entities) + len(self.memory_ids)
+
+    def seeds(self, query: str) -> list[int]:
+        """Entity nodes named in ``query`` (G2): whole words, case-insensitive; names with CJK characters as
+        substrings; an alias seeds its canonical entity."""
+        q = normalize_entity(query)[:MAX_SEED_QUERY_CHARS]
+        found: set[int] = set()
+        n = len(q)
+        if self.word_names and n:
+            word = [_is_word(ch) for ch in q]
+            starts = [i for i in range(n) if q[i] != " " and (i == 0 or not (word[i - 1] and word[i]))]
+            ends = [
+                j for j in range(1, n + 1) if q[j - 1] != " " and (j == n or not (word[j - 1] and word[j]))
+            ]
+            e0 = 0
+            for i in starts:
+                while e0 < len(ends) and ends[e0] <= i:
+                    e0 += 1
+                for k in range(e0, len(ends)):
+                    j = ends[k]
+                    if j - i > self.word_max:
+                        break
+                    node = self.word_names.get(q[i:j])
+                    if node is not None:
+                        found.add(node)
+        if self.cjk_names and _CJK_CHAR.search(q):
+            for i in range(n):
+                for j in range(i + 1, min(n, i + self.cjk_max) + 1):
+                    node = self.cjk_names.get(q[i:j])
+                    if node is not None:
+                        found.add(node)
+        return sorted(found)
+
+
+def build_graph(
+    rows: Iterable[Sequence[Any]],
+    aliases: dict[str, str],
+    *,
+    generation: int = 0,
+    expires: datetime | None = None,
+) -> Graph:
+    """Build the graph from ``(memory_id, subject, object, origin_trust)`` rows of current, believed facts."""
+    resolve = _Resolver(aliases)
+    entity_index: dict[str, int] = {}
+    entities: list[str] = []
+    memory_ids: list[str] = []
+    src: list[int] = []  # entity end of each edge
+    mem: list[int] = []  # memory end (index among memories)
+    wts: list[float] = []
+    for memory_id, subject, obj, trust in rows:
+        m = len(memory_ids)
+        memory_ids.append(memory_id)
+        for raw in (subject, obj):
+            name = resolve(raw)
+            if not name:
+                continue
+            e = entity_index.get(name)
+            if e is None:
+                e = entity_index[name] = len(entities)
+                entities.append(name)
+            src.append(e)
+            mem.append(m)
+            wts.append(float(trust))
+    n_e, n_m = len(entities), len(memory_ids)
+    n = n_e + n_m
+    e_arr = np.asarray(src, dtype=np.int64)
+    m_arr = np.asarray(mem, dtype=np.int64) + n_e
+    w_arr = np.asarray(wts, dtype=np.float64)
+    weights = sparse.coo_matrix(
+        (np.concatenate([w_arr, w_arr]), (np.concatenate([e_arr, m_arr]), np.concatenate([m_arr, e_arr]))),
+        shape=(n, n),
+    ).tocsr()  # duplicates summed
+    weights.eliminate_zeros()
+    degree = np.asarray(weights.sum(axis=1)).ravel()
+    inv = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
+    a = sparse.diags(inv) @ weights
+    a = sparse.csr_matrix(a)
+    walk = sparse.csr_matrix(a.T)
+    word_names: dict[str, int] = {}
+    cjk_names: dict[str, int] = {}
+    surface = list(entity_index.items()) + [
+        (alias, entity_index[canon]) for alias, canon in aliases.items() if canon in entity_index
+    ]
+    for name, node in surface:
+        (cjk_names if _CJK_CHAR.search(name) else word_names)[name] = node
+    return Graph(
+        generation=generation,
+        expires=expires,
+        entities=entities,
+        memory_ids=memory_ids,
+        walk=walk,
+        rows=a,
+        degree=degree,
+        word_names=word_names,
+        cjk_names=cjk_names,
+        word_max=max((len(k) for k in word_names), default=0),
+        cjk_max=min(32, max((len(k) for k in cjk_names), default=0)),
+        triples=n_m,
+        memory_index={mid: i for i, mid in enumerate(memory_ids)},
+    )
+
+
+def load_graph(*, agent_id: str, at: datetime, generation: int) -> Graph:
+    """Read the agent's current, believed facts and build its graph (one scan of the agent's fact rows)."""
+    future = at  # rows starting later than now make the graph expire when they start
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT m.id, m.subject, m.object, m.origin_trust, m.valid_from, m.valid_until,"
+            " CASE WHEN m.valid_from IS NULL OR m.valid_from <= %s THEN 1 ELSE 0 END"
+            " FROM memories m WHERE m.agent_id = %s AND m.subject IS NOT NULL AND m.predicate IS NOT NULL"
+            " AND m.quarantined = %s AND (m.invalidated_by_event IS NULL OR m.invalidated_by_event NOT IN "
+            + _RETRACT_SQL
+            + ")"
+            " AND (m.valid_until IS NULL OR m.valid_until > %s) ORDER BY m.id",
+            [
+                connection.ops.adapt_datetimefield_value(at),
+                agent_id,
+                False,
+                connection.ops.adapt_datetimefield_value(future),
+            ],
+        )
+        raw = cur.fetchall()
+    current = [(r[0], r[1], r[2], r[3]) for r in raw if r[6]]
+    boundary = None
+    for r in raw:
+        edge = r[5] if r[6] else r[4]  # current rows end at valid_until; future ones start at valid_from
+        if edge is not None and (boundary is None or edge < boundary):
+            boundary = edge
+    expires = _as_datetime(boundary)
+    return build_graph(current, _alias_map(agent_id), generation=generation, expires=expires)
+
+
+def _as_datetime(value: Any) -> datetime | None:
+    """A datetime column read by a raw cursor: aware on PostgreSQL, naive-UTC text on SQLite."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        value = parse_datetime(str(value))
+        if value is None:
+            return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+# --- PPR (G3) ---------------------------------------------------------------------------------------------
+
+
+def _seed_vector(n: int, seeds: Sequence[int]) -> np.ndarray:
+    s = np.zeros(n, dtype=np.float64)
+    if seeds:
+        s[np.asarray(seeds, dtype=np.int64)] = 1.0 / len(seeds)
+    return s
+
+
+def ppr_exact(graph: Graph, seeds: Sequence[int]) -> np.ndarray:
+    """The reference: ``p ← (1−d)·s + d·Aᵀp`` from p = s, at most 20 iterations, until the L1 change < 1e-6."""
+    s = _seed_vector(graph.size, seeds)
+    p = s.copy()
+    base = (1.0 - DAMPING) * s
+    for _ in range(MAX_ITERATIONS):
+        nxt = base + DAMPING * (graph.walk @ p)
+        delta = float(np.abs(nxt - p).sum())
+        p = nxt
+        if delta < TOLERANCE:
+            break
+    return p
+
+
+def ppr_push(graph: Graph, seeds: Sequence[int], *, epsilon: float = PUSH_EPSILON) -> np.ndarray:
+    """Local forward push (Andersen–Chung–Lang) of the same PPR, in synchronous rounds: every node whose
+    residual exceeds ε·degree keeps (1−d) of it and spreads d of it along its row of A. Only the seeds'
+    neighbourhood is touched; the result differs from the fixed point by at most the residual left behind."""
+    n = graph.size
+    p = np.zeros(n, dtype=np.float64)
+    r = _seed_vector(n, seeds)
+    if not seeds:
+        return p
+    indptr, indices, data = graph.rows.indptr, graph.rows.indices, graph.rows.data
+    threshold = epsilon * np.maximum(graph.degree, 1e-12)
+    active = np.asarray(sorted(set(seeds)), dtype=np.int64)
+    for _ in range(4 * MAX_ITERATIONS):
+        active = active[r[active] > threshold[active]]
+        if active.size == 0:
+            break
+        mass = r[active]
+        p[active] += (1.0 - DAMPING) * mass
+        r[active] = 0.0
+        starts, ends = indptr[active], indptr[active + 1]
+        lens = ends - starts
+        total = int(lens.sum())
+        if total == 0:
+            continue
+        # positions of every nonzero of the active rows, without a Python loop
+        offsets = np.repeat(starts - np.cumsum(np.concatenate(([0], lens[:-1]))), lens) + np.arange(total)
+        targets = indices[offsets]
+        values = data[offsets] * np.repeat(DAMPING * mass, lens)
+        touched, inverse = np.unique(targets, return_inverse=True)
+        r[touched] += np.bincount(inverse, weights=values, minlength=touched.size)
+        active = touched
+    return p
+
+
+@dataclass(frozen=True)
+class GraphScores:
+    """Memory scores of one query, normalised so the top memory is 1.0 (G3)."""
+
+    scores: dict[str, float]
+    top: list[str]  # the PPR top (PPR_TOP), ties by id
+    seeds: list[str]
+
+    def get(self, memory_id: str) -> float:
+        return self.scores.get(memory_id, 0.0)
+
+
+def memory_scores(
+    graph: Graph, p: np.ndarray, *, seeds: Sequence[int], top: int = PPR_TOP
+) -> GraphScores | None:
+    mem = p[graph.n_entities :]
+    nz = np.flatnonzero(mem > 0)
+    if nz.size == 0:
+        return None
+    values = mem[nz]
+    peak = float(values.max())
+    scores = {graph.memory_ids[i]: float(v) / peak for i, v in zip(nz.tolist(), values.tolist(), strict=True)}
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    return GraphScores(scores=scores, top=[k for k, _ in ranked], seeds=[graph.entities[i] for i in seeds])
+
+
+# --- cache (G5) -------------------------------------------------------------------------------------------
+
+_cache: OrderedDict[str, Graph] = OrderedDict()
+_cache_lock = threading.Lock()
+stats = {"builds": 0, "hits": 0}
+
+
+def clear_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def agent_graph(*, agent_id: str, at: datetime | None = None) -> Graph:
+    """The agent's graph: the cached one while its generation (read from the database) and world time still
+    match, else a fresh build (kept only above ``GRAPH_CACHE_MIN_TRIPLES`` current triples)."""
+    at = at or c.now()
+    generation = c.graph_generation(agent_id=agent_id)
+    with _cache_lock:
+        cached = _cache.get(agent_id)
+        if (
+            cached is not None
+            and cached.generation == generation
+            and (cached.expires is None or at < cached.expires)
+        ):
+            _cache.move_to_end(agent_id)
+            stats["hits"] += 1
+            return cached
+    graph = load_graph(agent_id=agent_id, at=at, generation=generation)
+    with _cache_lock:
+        stats["builds"] += 1
+        if graph.triples > GRAPH_CACHE_MIN_TRIPLES:
+            _cache[agent_id] = graph
+            _cache.move_to_end(agent_id)
+            while len(_cache) > CACHE_AGENTS:
+                _cache.popitem(last=False)
+        else:
+            _cache.pop(agent_id, None)
+    return graph
+
+
+def graph_scores(
+    *, agent_id: str, query: str, at: datetime | None = None, method: str = "push"
+) -> GraphScores | None:
+    """PPR memory scores for ``query``, or None when the agent has no triples or the query names no entity
+    (then search is FTS-only, unchanged)."""
+    agent_id = c.check_agent_id(agent_id)
+    if not isinstance(query, str):
+        raise InvalidArgument("query must be a string", field="query")
+    graph = agent_graph(agent_id=agent_id, at=at)
+    if graph.triples == 0:
+        return None
+    seeds = graph.seeds(query)
+    if not seeds:
+        return None
+    p = ppr_exact(graph, seeds) if method == "exact" else ppr_push(graph, seeds)
+    return memory_scores(graph, p, seeds=seeds)
