@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import graph_views, views
 
 app_name = "dashboard"
 urlpatterns = [
@@ -27,4 +27,17 @@ urlpatterns = [
         name="quarantine_reject",
     ),
     path("agents/<str:agent_id>/audit/", views.audit_log, name="audit"),
+    path("agents/<str:agent_id>/graph/", graph_views.graph, name="graph"),
+    path("agents/<str:agent_id>/graph/entity/", graph_views.graph_entity, name="graph_entity"),
+    path(
+        "agents/<str:agent_id>/graph/merge/preview/",
+        graph_views.graph_merge_preview,
+        name="graph_merge_preview",
+    ),
+    path("agents/<str:agent_id>/graph/merge/", graph_views.graph_merge, name="graph_merge"),
+    path(
+        "agents/<str:agent_id>/graph/facts/<str:memory_id>/retract/",
+        graph_views.graph_retract,
+        name="graph_retract",
+    ),
 ]

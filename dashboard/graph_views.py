@@ -1,0 +1,422 @@
+"""The graph curation page (SPEC D6): the agent's entity graph, a node's facts, merging surface forms of one
+entity (alias), retracting a fact.
+
+Each view: parse → check permission → call the engine → render. Reads are open to every member of the agent's
+team; the three changes (merge, retract) need the curator role and go through the engine (audited, graph
+generation bumped). Entities travel in the query string (they may hold slashes, CJK, markup); stored text is only
+ever rendered escaped: in templates, and to the canvas through ``json_script`` (vis-network draws labels as text).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.cache import add_never_cache_headers, patch_vary_headers
+from django.views.decorators.http import require_POST, require_safe
+from django_htmx.http import trigger_client_event
+
+from memory import engine
+from memory.models import Role
+
+from .access import AgentAccess, agent_access, login_required
+from .views import HtmxHttpRequest, actor_of, render_page, wants_fragment
+
+MAX_ENTITY_CHARS = 512
+LIMIT_CHOICES = (100, 300, 1000)
+DEFAULT_LIMIT = 300
+FACTS_LIMIT = 50
+ERROR_STATUS = {"invalid_argument": 422, "not_found": 404, "already_retracted": 409}
+# Edge colours by origin trust; the legend on the page names the same bands.
+TRUST_BANDS = (
+    (0.8, "high", "#1f7a3d"),
+    (0.5, "medium", "#2456c7"),
+    (0.0, "low", "#b3261e"),
+)
+QUARANTINED_COLOR = "#c77700"
+RETRACT_REASONS = (
+    ("wrong", "Wrong"),
+    ("outdated", "Outdated"),
+    ("duplicate", "Duplicate"),
+    ("poisoning", "Poisoning"),
+    ("out_of_scope", "Out of scope"),
+    ("other", "Other (say why)"),
+)
+MAX_NOTE_CHARS = 1900
+
+
+# --- forms (query strings and POST bodies) ---------------------------------------------------------------
+
+
+class GraphFilterForm(forms.Form):
+    entity = forms.CharField(required=False, max_length=MAX_ENTITY_CHARS, strip=True, label="Entity")
+    depth = forms.TypedChoiceField(
+        required=False, choices=[(1, "1 hop"), (2, "2 hops")], coerce=int, empty_value=1, label="Depth"
+    )
+    predicate = forms.CharField(required=False, max_length=MAX_ENTITY_CHARS, strip=True, label="Predicate")
+    min_trust = forms.FloatField(required=False, min_value=0.0, max_value=1.0, label="Minimum trust")
+    limit = forms.TypedChoiceField(
+        required=False,
+        choices=[(n, f"{n} edges") for n in LIMIT_CHOICES],
+        coerce=int,
+        empty_value=DEFAULT_LIMIT,
+        label="Show at most",
+    )
+    node = forms.CharField(required=False, max_length=MAX_ENTITY_CHARS, strip=True)
+
+    def filters(self) -> dict[str, Any]:
+        """Cleaned filters; invalid fields fall back to their defaults (the errors are shown beside them)."""
+        data = self.cleaned_data if self.is_bound else {}
+        return {
+            "entity": data.get("entity") or "",
+            "depth": data.get("depth") or 1,
+            "predicate": data.get("predicate") or "",
+            "min_trust": data.get("min_trust") or 0.0,
+            "limit": data.get("limit") or DEFAULT_LIMIT,
+            "node": data.get("node") or "",
+        }
+
+
+class EntityForm(forms.Form):
+    name = forms.CharField(max_length=MAX_ENTITY_CHARS, strip=True, label="Entity")
+
+
+class MergeForm(forms.Form):
+    canonical = forms.CharField(
+        max_length=MAX_ENTITY_CHARS,
+        strip=True,
+        label="Keep (canonical name)",
+        error_messages={"required": "Name the entity to keep."},
+    )
+    alias = forms.CharField(
+        max_length=MAX_ENTITY_CHARS,
+        strip=True,
+        label="Merge in (another name for it)",
+        error_messages={"required": "Name the surface form to merge in."},
+    )
+    acknowledge = forms.BooleanField(required=False, label="I have read the conflicts above")
+
+
+class RetractForm(forms.Form):
+    reason = forms.ChoiceField(
+        choices=RETRACT_REASONS, label="Reason", error_messages={"required": "Pick a reason: it is required."}
+    )
+    note = forms.CharField(required=False, max_length=MAX_NOTE_CHARS, strip=True, label="Note")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("reason") == "other" and not data.get("note"):
+            self.add_error("note", "Say why: the reason “other” needs a note.")
+        return data
+
+    def reason_text(self) -> str:
+        code, note = self.cleaned_data["reason"], self.cleaned_data.get("note") or ""
+        return f"{code}: {note}" if note else code
+
+
+# --- helpers ----------------------------------------------------------------------------------------------
+
+
+def trust_band(trust: float) -> tuple[str, str]:
+    for floor, name, color in TRUST_BANDS:
+        if trust >= floor:
+            return name, color
+    return TRUST_BANDS[-1][1], TRUST_BANDS[-1][2]
+
+
+def network_data(view: Any) -> dict[str, Any]:
+    """What static/js/graph.js hands to vis-network: nodes sized by degree, edges coloured by trust,
+    quarantined edges dashed. Plain data only (rendered with ``json_script``, so markup stays text)."""
+    nodes = [
+        {
+            "id": n["id"],
+            "label": n["label"],
+            "value": n["degree"],
+            "title": f"{n['label']} · {n['degree']} fact{'s' if n['degree'] != 1 else ''}",
+        }
+        for n in view.nodes
+    ]
+    edges = []
+    for e in view.edges:
+        trust = float(e["origin_trust"])
+        band, color = trust_band(trust)
+        quarantined = bool(e["quarantined"])
+        label = f"⚠ {e['predicate']}" if quarantined else e["predicate"]
+        state = "quarantined, held for review" if quarantined else f"{band} trust"
+        edges.append(
+            {
+                "id": e["memory_id"],
+                "from": e["subject"],
+                "to": e["object"],
+                "label": label,
+                "title": f"{e['subject']} —{e['predicate']}→ {e['object']} · trust {trust:.2f} · {state}",
+                "color": QUARANTINED_COLOR if quarantined else color,
+                "dashes": quarantined,
+                "quarantined": quarantined,
+                "trust": round(trust, 3),
+            }
+        )
+    return {"nodes": nodes, "edges": edges}
+
+
+def graph_url(agent_id: str, **params: Any) -> str:
+    query = urlencode({k: v for k, v in params.items() if v not in (None, "", 0, 0.0)})
+    return reverse("dashboard:graph", args=[agent_id]) + (f"?{query}" if query else "")
+
+
+def entity_context(access: AgentAccess, name: str) -> dict[str, Any]:
+    """A node's panel: its canonical name, other names, and current facts (quarantined ones flagged)."""
+    aid = access.agent.agent_id
+    canonical = engine.resolve_entity(agent_id=aid, name=name)
+    facts = engine.entity_facts(agent_id=aid, entity=canonical, limit=FACTS_LIMIT, include_quarantined=True)
+    aliases = [a.alias for a in engine.alias_list(agent_id=aid) if a.canonical == canonical]
+    return {
+        "entity": canonical,
+        "asked": name,
+        "facts": facts,
+        "facts_capped": len(facts) >= FACTS_LIMIT,
+        "aliases": aliases,
+        "retract_reasons": RETRACT_REASONS,
+        "merge_form": MergeForm(initial={"canonical": canonical}),
+    }
+
+
+def _respond(request: HtmxHttpRequest, response: HttpResponse) -> HttpResponse:
+    patch_vary_headers(response, ("HX-Request",))
+    add_never_cache_headers(response)
+    return response
+
+
+# --- the page ---------------------------------------------------------------------------------------------
+
+
+def graph_page_context(request: HtmxHttpRequest, access: AgentAccess) -> dict[str, Any]:
+    """The graph of the query string's filters, drawn by static/js/graph.js."""
+    aid = access.agent.agent_id
+    form = GraphFilterForm(request.GET)
+    form.is_valid()
+    f = form.filters()
+    view = None
+    try:
+        view = engine.graph_view(
+            agent_id=aid,
+            entity=f["entity"] or None,
+            depth=f["depth"],
+            predicate=f["predicate"] or None,
+            min_trust=f["min_trust"],
+            limit=f["limit"],
+        )
+    except engine.EngineError as exc:
+        form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+    focus = engine.resolve_entity(agent_id=aid, name=f["entity"]) if f["entity"] and view else ""
+    return {
+        "agent": access.agent,
+        "form": form,
+        "filters": f,
+        "view": view,
+        "focus": focus,
+        "network": network_data(view) if view else {"nodes": [], "edges": []},
+        "quarantined_shown": sum(1 for e in view.edges if e["quarantined"]) if view else 0,
+        "can_curate": access.has_role(Role.CURATOR),
+        "agent_role": access.role,
+        "trust_bands": TRUST_BANDS,
+        "quarantined_color": QUARANTINED_COLOR,
+        "now": timezone.now(),
+    }
+
+
+@login_required
+@require_safe
+def graph(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
+    """The agent's graph with the filters of the query string; HTMX filter changes get the graph panel only.
+    ``?node=<entity>`` opens that entity's panel (the no-JavaScript path of a click on a node)."""
+    access = agent_access(request.user, agent_id)
+    context = graph_page_context(request, access)
+    node = context["filters"]["node"]
+    if not wants_fragment(request) and node:
+        context.update(entity_context(access, node), panel="entity")
+    return render_page(request, "dashboard/graph.html", context, fragment="graph")
+
+
+@login_required
+@require_safe
+def graph_entity(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
+    """One node's facts (the panel beside the canvas). Without HTMX: the page, with the panel open."""
+    access = agent_access(request.user, agent_id)
+    form = EntityForm(request.GET)
+    if not form.is_valid():
+        raise Http404("No such entity.")
+    name = form.cleaned_data["name"]
+    if not wants_fragment(request):
+        return redirect(graph_url(access.agent.agent_id, entity=name, node=name))
+    context = {
+        "agent": access.agent,
+        "can_curate": access.has_role(Role.CURATOR),
+        "now": timezone.now(),
+        **entity_context(access, name),
+    }
+    return _respond(request, render(request, "dashboard/_graph_entity.html", context))
+
+
+# --- merge two surface forms (alias) ----------------------------------------------------------------------
+
+
+def merge_context(access: AgentAccess, form: MergeForm) -> dict[str, Any]:
+    """The side-by-side preview of ``form``'s merge, or the form with its errors."""
+    context: dict[str, Any] = {
+        "agent": access.agent,
+        "merge_form": form,
+        "preview": None,
+        "blocked": False,
+        "now": timezone.now(),
+    }
+    if not form.is_valid():
+        return context
+    data = form.cleaned_data
+    try:
+        preview = engine.alias_preview(
+            agent_id=access.agent.agent_id, canonical=data["canonical"], alias=data["alias"]
+        )
+    except engine.EngineError as exc:
+        form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        return context
+    # a self-alias can never be saved: the preview says why and offers no confirm button
+    blocked = (
+        preview.alias == preview.canonical or engine.normalize_entity(data["canonical"]) == preview.alias
+    )
+    context.update(preview=preview, blocked=blocked)
+    return context
+
+
+@login_required
+@require_safe
+def graph_merge_preview(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
+    """What merging ``alias`` into ``canonical`` would move, and the conflicts, before anything is saved."""
+    access = agent_access(request.user, agent_id, role=Role.CURATOR)
+    context = merge_context(access, MergeForm(request.GET))
+    status = 200 if context["preview"] is not None else 422
+    if not wants_fragment(request):
+        context.update(graph_page_context(request, access), panel="merge")
+        response = render(request, "dashboard/graph.html", context, status=status)
+    else:
+        response = render(request, "dashboard/_graph_merge.html", context, status=status)
+    return _respond(request, response)
+
+
+@login_required
+@require_POST
+def graph_merge(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
+    """Save the merge through ``engine.alias_add``. Conflicts must have been seen: with conflicts and no
+    acknowledgement the preview comes back (409) and nothing is saved."""
+    access = agent_access(request.user, agent_id, role=Role.CURATOR)
+    aid = access.agent.agent_id
+    form = MergeForm(request.POST)
+    context = merge_context(access, form)
+    preview = context["preview"]
+    status, note = 422, ""
+    if preview is not None:
+        if context["blocked"]:
+            status = 422
+            form.add_error("alias", "An entity cannot be merged into itself.")
+        elif preview.conflicts and not form.cleaned_data["acknowledge"]:
+            status = 409
+            form.add_error("acknowledge", "Read the conflicts above and tick the box to merge anyway.")
+        else:
+            data = form.cleaned_data
+            try:
+                result = engine.alias_add(
+                    agent_id=aid, canonical=data["canonical"], alias=data["alias"], actor=actor_of(request)
+                )
+            except engine.EngineError as exc:
+                status = ERROR_STATUS.get(exc.code, 400)
+                form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+            else:
+                status = 200
+                moved = len(preview.facts_moving)
+                note = (
+                    f"Merged “{result.alias}” into “{result.canonical}”: "
+                    f"{moved} fact{'s now count' if moved != 1 else ' now counts'} for “{result.canonical}”."
+                )
+                context.update(done=result, note=note)
+    if wants_fragment(request):
+        response = render(request, "dashboard/_graph_merge.html", context, status=status)
+        if note:
+            trigger_client_event(response, "memdesk:toast", {"text": note, "level": "success"})
+            trigger_client_event(response, "memdesk:graph-changed", {"entity": context["done"].canonical})
+    elif note:
+        messages.success(request, note)
+        canonical = context["done"].canonical
+        response = redirect(graph_url(aid, entity=canonical, node=canonical))
+    else:
+        context.update(graph_page_context(request, access), panel="merge")
+        response = render(request, "dashboard/graph.html", context, status=status)
+    return _respond(request, response)
+
+
+# --- retract one fact -------------------------------------------------------------------------------------
+
+
+@login_required
+@require_POST
+def graph_retract(request: HtmxHttpRequest, agent_id: str, memory_id: str) -> HttpResponse:
+    """Retract one current fact with a required reason (``engine.retract_fact``: audited, the key's timeline
+    re-derived, the graph generation bumped). Another agent's id is a 404 like an unknown one."""
+    access = agent_access(request.user, agent_id, role=Role.CURATOR)
+    aid = access.agent.agent_id
+    form = RetractForm(request.POST)
+    status, error, note = 200, "", ""
+    record = None
+    if not form.is_valid():
+        status, error = 422, "A reason is required." if "reason" in form.errors else "Check the reason."
+    else:
+        try:
+            record = engine.retract_fact(
+                agent_id=aid, memory_id=memory_id, reason=form.reason_text(), actor=actor_of(request)
+            )
+        except engine.NotFound:
+            raise Http404("No such memory.") from None
+        except engine.EngineError as exc:
+            status, error = ERROR_STATUS.get(exc.code, 400), exc.message
+        else:
+            note = f"Retracted: “{record.content}” ({form.reason_text()})."
+    if record is None:
+        record = _fact_or_404(aid, memory_id)
+    if wants_fragment(request):
+        context = {
+            "agent": access.agent,
+            "m": record,
+            "now": timezone.now(),
+            "can_curate": True,
+            "retract_reasons": RETRACT_REASONS,
+            "retract_form": form if error else None,
+            "error": error,
+            "note": note,
+        }
+        response = render(request, "dashboard/_graph_fact.html", context, status=status)
+        if note:
+            trigger_client_event(response, "memdesk:toast", {"text": note, "level": "success"})
+            trigger_client_event(response, "memdesk:graph-changed", {"memory_id": record.id})
+    elif note:
+        messages.success(request, note)
+        response = redirect(graph_url(aid, node=record.subject or ""))
+    else:
+        context = graph_page_context(request, access)
+        context.update(entity_context(access, record.subject or ""), panel="entity")
+        context.update(retract_error=error, retract_id=record.id, retract_form=form)
+        response = render(request, "dashboard/graph.html", context, status=status)
+    return _respond(request, response)
+
+
+def _fact_or_404(agent_id: str, memory_id: str) -> engine.MemoryRecord:
+    from . import selectors
+
+    record = selectors.memory_record(agent_id, memory_id)
+    if record is None or record.subject is None:
+        raise Http404("No such memory.")
+    return record
