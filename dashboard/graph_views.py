@@ -25,6 +25,7 @@ from django_htmx.http import trigger_client_event
 from memory import engine
 from memory.models import Role
 
+from . import selectors
 from .access import AgentAccess, agent_access, login_required
 from .views import HtmxHttpRequest, actor_of, render_page, wants_fragment
 
@@ -40,6 +41,8 @@ TRUST_BANDS = (
     (0.0, "low", "#b3261e"),
 )
 QUARANTINED_COLOR = "#c77700"
+# Node fills by community (the legend says so); nodes outside a named community keep the default blue.
+COMMUNITY_COLORS = ("#8fb0ff", "#9fd8b0", "#f4b6c2", "#d6c4f2", "#ffd59a", "#a8dde6", "#e3d3a8", "#c9ccd4")
 RETRACT_REASONS = (
     ("wrong", "Wrong"),
     ("outdated", "Outdated"),
@@ -68,6 +71,7 @@ class GraphFilterForm(forms.Form):
         empty_value=DEFAULT_LIMIT,
         label="Show at most",
     )
+    community = forms.CharField(required=False, max_length=MAX_ENTITY_CHARS, strip=True, label="Community")
     node = forms.CharField(required=False, max_length=MAX_ENTITY_CHARS, strip=True)
 
     def filters(self) -> dict[str, Any]:
@@ -79,6 +83,7 @@ class GraphFilterForm(forms.Form):
             "predicate": data.get("predicate") or "",
             "min_trust": data.get("min_trust") or 0.0,
             "limit": data.get("limit") or DEFAULT_LIMIT,
+            "community": data.get("community") or "",
             "node": data.get("node") or "",
         }
 
@@ -130,26 +135,33 @@ def trust_band(trust: float) -> tuple[str, str]:
     return TRUST_BANDS[-1][1], TRUST_BANDS[-1][2]
 
 
-def network_data(view: Any) -> dict[str, Any]:
-    """What static/js/graph.js hands to vis-network: nodes sized by degree, edges coloured by trust,
-    quarantined edges dashed. Plain data only (rendered with ``json_script``, so markup stays text)."""
-    nodes = [
-        {
+def network_data(
+    nodes: list[dict[str, Any]], edges: list[dict[str, Any]], communities: list[selectors.Community]
+) -> dict[str, Any]:
+    """What static/js/graph.js hands to vis-network: nodes sized by degree and coloured by community, edges
+    coloured by trust, quarantined edges dashed. Plain data only (rendered with ``json_script``, so markup
+    stays text)."""
+    group = {name: c.index for c in communities for name in c.members}
+    out_nodes = []
+    for n in nodes:
+        node = {
             "id": n["id"],
             "label": n["label"],
             "value": n["degree"],
             "title": f"{n['label']} · {n['degree']} fact{'s' if n['degree'] != 1 else ''}",
         }
-        for n in view.nodes
-    ]
-    edges = []
-    for e in view.edges:
+        k = group.get(n["id"])
+        if k is not None:
+            node["color"] = {"background": COMMUNITY_COLORS[k % len(COMMUNITY_COLORS)], "border": "#5d6675"}
+        out_nodes.append(node)
+    out_edges = []
+    for e in edges:
         trust = float(e["origin_trust"])
         band, color = trust_band(trust)
         quarantined = bool(e["quarantined"])
         label = f"⚠ {e['predicate']}" if quarantined else e["predicate"]
         state = "quarantined, held for review" if quarantined else f"{band} trust"
-        edges.append(
+        out_edges.append(
             {
                 "id": e["memory_id"],
                 "from": e["subject"],
@@ -162,7 +174,24 @@ def network_data(view: Any) -> dict[str, Any]:
                 "trust": round(trust, 3),
             }
         )
-    return {"nodes": nodes, "edges": edges}
+    return {"nodes": out_nodes, "edges": out_edges}
+
+
+def in_community(
+    view: Any, community: selectors.Community
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The view's edges with both ends in ``community``, and their nodes with degrees recounted."""
+    members = community.members
+    edges = [e for e in view.edges if e["subject"] in members and e["object"] in members]
+    degree: dict[str, int] = {}
+    for e in edges:
+        for name in (e["subject"], e["object"]):
+            degree[name] = degree.get(name, 0) + 1
+    nodes = [
+        {"id": n, "label": n, "kind": "entity", "degree": d}
+        for n, d in sorted(degree.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    return nodes, edges
 
 
 def graph_url(agent_id: str, **params: Any) -> str:
@@ -214,15 +243,30 @@ def graph_page_context(request: HtmxHttpRequest, access: AgentAccess) -> dict[st
         )
     except engine.EngineError as exc:
         form.add_error(exc.field if exc.field in form.fields else None, exc.message)
-    focus = engine.resolve_entity(agent_id=aid, name=f["entity"]) if f["entity"] and view else ""
+    focus = view.entity or "" if view else ""
+    nodes, edges = (view.nodes, view.edges) if view else ([], [])
+    communities = selectors.graph_communities(edges)
+    community = None
+    if f["community"]:
+        community = next((c for c in communities if c.key == f["community"]), None)
+        if community is None:
+            form.add_error(
+                "community", "No such community in this view: the graph has changed, pick one again."
+            )
+        else:
+            nodes, edges = in_community(view, community)
     return {
         "agent": access.agent,
         "form": form,
         "filters": f,
         "view": view,
+        "nodes": nodes,
+        "edges": edges,
         "focus": focus,
-        "network": network_data(view) if view else {"nodes": [], "edges": []},
-        "quarantined_shown": sum(1 for e in view.edges if e["quarantined"]) if view else 0,
+        "communities": communities,
+        "community": community,
+        "network": network_data(nodes, edges, communities),
+        "quarantined_shown": sum(1 for e in edges if e["quarantined"]),
         "can_curate": access.has_role(Role.CURATOR),
         "agent_role": access.role,
         "trust_bands": TRUST_BANDS,
@@ -238,6 +282,7 @@ def graph(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     ``?node=<entity>`` opens that entity's panel (the no-JavaScript path of a click on a node)."""
     access = agent_access(request.user, agent_id)
     context = graph_page_context(request, access)
+    context["oob"] = wants_fragment(request)  # the community choices follow the swapped graph
     node = context["filters"]["node"]
     if not wants_fragment(request) and node:
         context.update(entity_context(access, node), panel="entity")
@@ -414,8 +459,6 @@ def graph_retract(request: HtmxHttpRequest, agent_id: str, memory_id: str) -> Ht
 
 
 def _fact_or_404(agent_id: str, memory_id: str) -> engine.MemoryRecord:
-    from . import selectors
-
     record = selectors.memory_record(agent_id, memory_id)
     if record is None or record.subject is None:
         raise Http404("No such memory.")

@@ -618,3 +618,49 @@ def audit_actions(agent_id: str) -> list[str]:
         .values_list("action", flat=True)
         .distinct()
     )
+
+
+# --- graph page (SPEC D6) ---------------------------------------------------------------------------------
+
+COMMUNITY_SEED = 7  # Louvain is randomised: a fixed seed draws the same communities on every reload
+MIN_COMMUNITY = 3
+
+
+@dataclass(frozen=True)
+class Community:
+    """A community of the drawn graph, named by its best-connected entity (the filter's value)."""
+
+    key: str
+    index: int
+    members: frozenset[str]
+
+    @property
+    def size(self) -> int:
+        return len(self.members)
+
+
+def graph_communities(edges: Sequence[dict[str, Any]]) -> list[Community]:
+    """Communities of the graph made of ``edges`` (``engine.graph_view`` edges): Louvain modularity over the
+    trust-weighted entity graph (networkx), largest first; groups smaller than three entities are left out.
+    Pure computation over what the page already read: no query."""
+    import networkx as nx
+
+    g = nx.Graph()
+    for e in edges:
+        s, o = e["subject"], e["object"]
+        if s == o:
+            continue
+        weight = g.get_edge_data(s, o, default={}).get("weight", 0.0) + float(e["origin_trust"] or 0.01)
+        g.add_edge(s, o, weight=weight)
+    if g.number_of_edges() == 0:
+        return []
+    parts = nx.community.louvain_communities(g, weight="weight", seed=COMMUNITY_SEED)
+    degree = dict(g.degree())
+    named = []
+    for part in parts:
+        if len(part) < MIN_COMMUNITY:
+            continue
+        key = min(part, key=lambda n: (-degree[n], n))
+        named.append((key, frozenset(part)))
+    named.sort(key=lambda kv: (-len(kv[1]), kv[0]))
+    return [Community(key=key, index=i, members=members) for i, (key, members) in enumerate(named)]

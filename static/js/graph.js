@@ -42,7 +42,11 @@
       };
     }));
     var focus = (document.getElementById("graph") || canvas).getAttribute("data-entity");
-    if (focus && nodes.get(focus)) nodes.update({ id: focus, borderWidth: 4, color: { border: "#1d2330" } });
+    var focused = focus ? nodes.get(focus) : null;
+    if (focused) {
+      var fill = (focused.color && focused.color.background) || "#8fb0ff";
+      nodes.update({ id: focus, borderWidth: 4, color: { background: fill, border: "#1d2330" } });
+    }
     var big = data.edges.length > 400;
     network = new window.vis.Network(canvas, { nodes: nodes, edges: edges }, {
       nodes: {

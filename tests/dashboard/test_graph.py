@@ -156,7 +156,10 @@ def test_full_page_and_htmx_partial(client, viewer, agent, people):
     partial = client.get(url(agent.agent_id) + "?predicate=led_by", **HTMX)
     body = partial.content.decode()
     assert partial.status_code == 200 and "<html" not in body and "graph-filters" not in body
-    assert body.lstrip().startswith('<section id="graph"')
+    assert (
+        body.count('<section id="graph"') == 1
+        and 'id="g-community" name="community" hx-swap-oob="true"' in body
+    )
     assert [e["label"] for e in network(partial)["edges"]] == ["led_by"]
 
 
@@ -217,6 +220,37 @@ def test_unknown_entity_and_bad_filters(client, viewer, agent, people):
     assert len(network(bad)["edges"]) == 6  # invalid filters fall back to the defaults
 
 
+def test_communities_colour_nodes_and_filter_the_view(client, viewer, agent):
+    a = agent.agent_id
+    for who in ("ana", "ben", "cy", "dee"):
+        fact(a, who, "works_on", "Billing")
+        fact(a, who, "uses_tool", "Stripe")
+    for who in ("eve", "fay", "gus"):
+        fact(a, who, "works_on", "Search")
+        fact(a, who, "uses_tool", "Elastic")
+    fact(a, "Billing", "depends_on", "Search", origin="channel:x")
+    login(client, viewer)
+    page = client.get(url(a))
+    html = page.content.decode()
+    options = re.findall(r'<option value="([^"]+)" >around ', html)
+    assert options == ["billing", "search"]
+    colours = {n["id"]: n.get("color") for n in network(page)["nodes"]}
+    assert colours["ana"] == colours["stripe"] != colours["eve"] == colours["elastic"]
+    only = client.get(url(a) + "?community=search", **HTMX)
+    data = network(only)
+    assert {n["id"] for n in data["nodes"]} == {"search", "elastic", "eve", "fay", "gus"}
+    assert len(data["edges"]) == 6
+    assert re.search(
+        r'Showing <strong id="graph-shown">6</strong> of <strong id="graph-total">15</strong>',
+        only.content.decode(),
+    )
+    # the community choices follow the graph through an out-of-band swap
+    assert '<option value="search" selected>around search (5)</option>' in only.content.decode()
+    stale = client.get(url(a) + "?community=nobody")
+    assert "No such community in this view" in stale.content.decode()
+    assert len(network(stale)["edges"]) == 15
+
+
 def test_a_large_graph_is_capped_with_showing_n_of_m(client, viewer, agent):
     a = agent.agent_id
     for i in range(130):
@@ -246,8 +280,8 @@ def test_query_count_is_pinned(client, viewer, agent, people, django_assert_num_
         assert client.get(url(a)).status_code == 200
     with django_assert_num_queries(6):
         assert client.get(url(a) + "?predicate=uses_tool", **HTMX).status_code == 200
-    # + resolve_entity for the focus
-    with django_assert_num_queries(7):
+    # a focus costs nothing more (the engine resolves it with the aliases it reads anyway)
+    with django_assert_num_queries(6):
         assert client.get(url(a) + "?entity=zendesk&depth=2").status_code == 200
     # the node panel: session, user, agent, membership; resolve, aliases, fact scan, rows, alias list
     with django_assert_num_queries(9):
