@@ -529,3 +529,19 @@ def test_retract_without_htmx_redirects_to_the_panel(client, curator, agent, peo
     assert f'id="fact-{people["rumour"]}"' not in html  # no longer current
     refused = client.post(url(a, "graph_retract", people["lead"]), {"reason": ""})
     assert refused.status_code == 422 and "A reason is required." in refused.content.decode()
+
+
+def test_merge_without_javascript_previews_on_the_page_and_refuses_unacknowledged_conflicts(
+    client, curator, agent, people
+):
+    a = agent.agent_id
+    login(client, curator)
+    page = client.get(url(a, "graph_merge_preview") + "?canonical=李老闆&alias=zhixu")
+    html = page.content.decode()
+    assert page.status_code == 200 and "<html" in html
+    assert 'id="graph-filters"' in html and 'id="merge-preview"' in html and 'id="merge-confirm"' in html
+    engine.alias_add(agent_id=a, canonical="priya raman", alias="zhixu")
+    refused = client.post(url(a, "graph_merge"), {"canonical": "李老闆", "alias": "zhixu"})
+    assert refused.status_code == 409
+    assert "<html" in refused.content.decode() and 'id="merge-conflicts"' in refused.content.decode()
+    assert {x.alias: x.canonical for x in engine.alias_list(agent_id=a)} == {"zhixu": "priya raman"}
