@@ -13,7 +13,7 @@ from django.db.models import Count, F, Q
 from memory.models import LAYERS, RETRACT_EVENTS, Memory
 
 from . import common as c
-from . import text
+from . import graph, text
 from .types import InvalidArgument, MemoryRecord, NotFound, RetrievalWeights, SearchHit
 
 MAX_LIMIT = 100
@@ -148,9 +148,11 @@ def recency(m: Memory, at: datetime) -> float:
 
 
 def score(
-    m: Memory, pos: int, at: datetime, w: RetrievalWeights, ppr: float = 0.0, cosine: float = 0.0
+    m: Memory, pos: int | None, at: datetime, w: RetrievalWeights, ppr: float = 0.0, cosine: float = 0.0
 ) -> float:
-    base = w.w_recency * recency(m, at) + w.w_importance * (m.importance / 10.0) + w.w_fts / (1 + pos)
+    """R2. ``pos`` is the FTS position; None for a graph-only hit (G4), which gets no full-text term."""
+    fts = 0.0 if pos is None else w.w_fts / (1 + pos)
+    base = w.w_recency * recency(m, at) + w.w_importance * (m.importance / 10.0) + fts
     base += w.w_graph * ppr + w.w_vec * cosine
     return base * ((1 - w.w_trust) + w.w_trust * m.origin_trust)
 
@@ -176,13 +178,52 @@ def search(
     w = weights or RetrievalWeights()
     at = c.now()
     candidates = _fts_candidates(agent_id, query, max(limit * 3, 30), at, layer, tag_list)
-    scored = sorted(
-        ((score(m, pos, at, w), pos, m) for pos, m in enumerate(candidates)), key=lambda t: (-t[0], t[1])
-    )[:limit]
-    hits = [SearchHit.from_model(m, score=s, fts_position=pos) for s, pos, m in scored]
+    ppr = graph.graph_scores(agent_id=agent_id, query=query, at=at) if w.w_graph > 0 else None
+    if ppr is None:  # no triples, no seeds or w_graph = 0: FTS-only, exactly as before the graph (G2)
+        scored = sorted(
+            ((score(m, pos, at, w), pos, m) for pos, m in enumerate(candidates)), key=lambda t: (-t[0], t[1])
+        )[:limit]
+        hits = [SearchHit.from_model(m, score=s, fts_position=pos) for s, pos, m in scored]
+    else:
+        hits = _fuse(agent_id, candidates, ppr, at, w, limit, layer, tag_list)
     if touch and hits:
         _touch(agent_id, [h.id for h in hits], at)
     return hits
+
+
+def _fuse(
+    agent_id: str,
+    candidates: list[Memory],
+    ppr: graph.GraphScores,
+    at: datetime,
+    w: RetrievalWeights,
+    limit: int,
+    layer: str | None,
+    tags: list[str],
+) -> list[SearchHit]:
+    """G4: candidates get ``+ w_graph·ppr``; up to 3 memories of the PPR top 5 that FTS missed join them."""
+    seen = {m.id for m in candidates}
+    missed = [mid for mid in ppr.top if mid not in seen]
+    extra: list[Memory] = []
+    if missed:
+        rows = {m.id: m for m in Memory.objects.filter(id__in=missed).filter(c.current_q(at))}
+        for mid in missed:
+            m = rows.get(mid)
+            if m is None or m.agent_id != agent_id or (layer and m.layer != layer):
+                continue
+            if tags and not set(tags) <= set(m.tags or []):
+                continue
+            extra.append(m)
+            if len(extra) >= graph.MAX_GRAPH_ONLY:
+                break
+    entries: list[tuple[float, int, int | None, Memory]] = [
+        (score(m, pos, at, w, ppr=ppr.get(m.id)), pos, pos, m) for pos, m in enumerate(candidates)
+    ]
+    entries += [
+        (score(m, None, at, w, ppr=ppr.get(m.id)), len(candidates) + k, None, m) for k, m in enumerate(extra)
+    ]
+    entries.sort(key=lambda t: (-t[0], t[1]))
+    return [SearchHit.from_model(m, score=s, fts_position=pos) for s, _, pos, m in entries[:limit]]
 
 
 @c.write_transaction
