@@ -476,6 +476,37 @@ async def memory_get_at(
     return await _invoke(ctx, READ, _get_at, subject=subject, predicate=predicate, at=at, as_of=as_of)
 
 
+EntityName = Annotated[str, Field(description="An entity name as it appears in facts, e.g. 'Li Laoban'")]
+
+
+def _alias_add(p: engine.Principal, *, canonical: str, alias: str) -> dict[str, Any]:
+    return engine.alias_add(agent_id=p.agent_id, canonical=canonical, alias=alias, actor=p.actor).to_dict()
+
+
+@server.tool(annotations=WRITES)
+async def memory_alias_add(
+    ctx: Context,
+    canonical: Annotated[str, Field(description="The entity's main name, e.g. 'Li Laoban'")],
+    alias: EntityName,
+) -> CallToolResult:
+    """Record that `alias` is another name of the entity `canonical`, so the graph and search treat both as
+    one. Names are trimmed and lower-cased; chains are flattened (an alias of an alias points at the final
+    name). Needs memory:write. Returns {canonical, alias, created, flattened}."""
+    return await _invoke(ctx, WRITE, _alias_add, canonical=canonical, alias=alias)
+
+
+def _alias_list(p: engine.Principal) -> dict[str, Any]:
+    aliases = [a.to_dict() for a in engine.alias_list(agent_id=p.agent_id)]
+    return {"aliases": aliases, "total": len(aliases)}
+
+
+@server.tool(annotations=READ_ONLY)
+async def memory_alias_list(ctx: Context) -> CallToolResult:
+    """Every entity alias of your memory, sorted by canonical name then alias. Needs memory:read.
+    Returns {aliases: [{canonical, alias, created_at}], total}."""
+    return await _invoke(ctx, READ, _alias_list)
+
+
 def _record_mistake(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
     kwargs["agent_response_summary"] = kwargs["agent_response_summary"] or ""
     mistake = engine.record_mistake(agent_id=p.agent_id, actor=p.actor, **kwargs)

@@ -24,6 +24,8 @@ TOOLS = {
     "memory_fetch_batch",
     "memory_get_history",
     "memory_get_at",
+    "memory_alias_add",
+    "memory_alias_list",
     "memory_record_mistake",
     "memory_reflexion_context",
     "memory_feedback",
@@ -126,6 +128,11 @@ BAD_ARGUMENTS: list[tuple[str, str, dict[str, Any], str, str | None]] = [
     ("adm", "memory_invalidate_by_origin", {}, "invalid_argument", "origin"),
     ("adm", "memory_invalidate_by_origin", {"origin": "x", "since": "2024-01-01"}, "invalid_time", "since"),
     ("a_rw", "memory_teleport", {}, "unknown_tool", "name"),
+    ("a_rw", "memory_alias_add", {"canonical": "zhixu"}, "invalid_argument", "alias"),
+    ("a_rw", "memory_alias_add", {"canonical": "zhixu", "alias": " ZHIXU "}, "invalid_argument", "alias"),
+    ("a_rw", "memory_alias_add", {"canonical": "  ", "alias": "boss"}, "invalid_argument", "canonical"),
+    ("a_rw", "memory_alias_add", {"canonical": 7, "alias": "boss"}, "invalid_argument", "canonical"),
+    ("a_rw", "memory_alias_list", {"agent_id": "agent-b"}, "invalid_argument", "agent_id"),
     ("a_rw", "memory_distill", {"facts": []}, "invalid_argument", "facts"),
     ("a_rw", "memory_distill", {"facts": [FACT] * 21}, "invalid_argument", "facts"),
     (
@@ -155,6 +162,8 @@ MISSING_SCOPE: list[tuple[str, str, dict[str, Any]]] = [
     ("q_write", "memory_get_history", {"subject": "s", "predicate": "p"}),
     ("q_write", "memory_get_at", AT),
     ("q_write", "memory_reflexion_context", {"message": "hello there"}),
+    ("a_read", "memory_alias_add", {"canonical": "zhixu", "alias": "boss li"}),
+    ("q_write", "memory_alias_list", {}),
 ]
 
 
@@ -450,6 +459,41 @@ class Scenarios:
 
         assert mcp.ok("a_rw", "memory_read", {"id": mine})["content"] == f"{word} code is 1234"
         assert mcp.ok("a_rw", "memory_get_history", key)["total"] == 1
+
+    def test_aliases_merge_surface_forms_for_search_and_stay_per_agent(self, mcp: Harness) -> None:
+        word = uid()
+        boss, nick = f"li laoban {word}", f"zhixu{word}"
+        owns = mcp.ok(
+            "a_rw",
+            "memory_store_fact",
+            {
+                "content": f"the tea shop belongs to {word}",
+                "subject": boss,
+                "predicate": "owns",
+                "object": "tea",
+            },
+        )["id"]
+        assert owns not in [r["id"] for r in mcp.ok("a_rw", "memory_search", {"query": nick})["results"]]
+        added = mcp.ok(
+            "a_rw", "memory_alias_add", {"canonical": f"  Li Laoban {word}", "alias": nick.upper()}
+        )
+        assert added == {"canonical": boss, "alias": nick, "created": True, "flattened": 0}
+        assert mcp.ok("a_rw", "memory_alias_add", {"canonical": boss, "alias": nick})["created"] is False
+        chained = mcp.ok("a_rw", "memory_alias_add", {"canonical": nick, "alias": f"boss{word}"})
+        assert chained["canonical"] == boss  # flattened at store time
+        listed = mcp.ok("a_read", "memory_alias_list", {})
+        mine = [(a["canonical"], a["alias"]) for a in listed["aliases"] if word in a["alias"]]
+        assert mine == [(boss, f"boss{word}"), (boss, nick)]
+        assert all(a["created_at"].endswith("Z") for a in listed["aliases"])
+        # the next search that names the alias reaches the fact through the merged entity
+        found = mcp.ok("a_read", "memory_search", {"query": nick})["results"]
+        assert owns in [r["id"] for r in found]
+        rows = mcp.query(
+            "SELECT actor FROM audit_events WHERE action = 'alias_add' AND details LIKE ?", f"%{nick}%"
+        )
+        assert rows and rows[0]["actor"].startswith("token:")
+        # another agent sees none of it
+        assert not [a for a in mcp.ok("b_rw", "memory_alias_list", {})["aliases"] if word in a["alias"]]
 
     def test_the_daily_memory_store_limit(self, mcp: Harness) -> None:
         for i in range(STORE_LIMIT):
