@@ -514,6 +514,7 @@ class Graph:
     cjk_max: int
     triples: int
     memory_index: dict[str, int] = field(default_factory=dict)
+    embeddings: dict[str, np.ndarray] = field(default_factory=dict)  # entity vectors by model (G8)
 
     @property
     def n_entities(self) -> int:
@@ -865,6 +866,9 @@ def graph_scores(
     if graph.triples == 0:
         return None
     seeds = graph.seeds(query)
+    from .embeddings import embed_seeds
+
+    seeds = embed_seeds(agent_id=agent_id, graph=graph, query=query, seeds=seeds)
     if not seeds:
         return None
     p = ppr_exact(graph, seeds) if method == "exact" else ppr_push(graph, seeds)

@@ -1,0 +1,192 @@
+"""Optional embedding seeding for graph retrieval (SPEC G8).
+
+Off by default. When ``memdesk.toml`` has ``[graph] embed_seed = true`` (or a caller attaches an embedder with
+``set_embedder``), the PPR seeds of a query are the entity names it contains (G2) plus the ``embed_top_k``
+entities whose vectors are nearest to the query's vector by cosine. Entity vectors are cached in the
+``entity_embedding`` table, keyed by agent, model name and entity, and in memory beside the agent's graph.
+Any failure of the embedder (import, load, a raise, a wrong shape) falls back to plain seeding and is logged.
+
+The embedder is pluggable: anything with a ``model_name`` and ``embed(texts) -> list[vector]``, named in
+``[graph] embedder = "module:factory"``. None is required to run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from memory.models import EntityEmbedding
+
+if TYPE_CHECKING:
+    from .graph import Graph
+
+log = logging.getLogger("memdesk.embeddings")
+
+DEFAULT_TOP_K = 5
+DEFAULT_EMBEDDER = ""  # "module:factory"; none ships by default
+EMBED_BATCH = 256
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """A text embedder: one vector per text, all of one dimension, for one named model."""
+
+    model_name: str
+
+    def embed(self, texts: list[str]) -> Sequence[Sequence[float]]: ...
+
+
+@dataclass(frozen=True)
+class GraphSettings:
+    embed_seed: bool = False
+    embed_top_k: int = DEFAULT_TOP_K
+    embedder: str = DEFAULT_EMBEDDER
+
+
+def graph_settings() -> GraphSettings:
+    """The ``[graph]`` section of ``memdesk.toml``; missing or malformed values give the defaults (off)."""
+    from memory import config
+
+    path = config._path()
+    data = config._read(path) if path.exists() else None
+    section = (data or {}).get("graph")
+    if not isinstance(section, dict):
+        return GraphSettings()
+    values: dict[str, Any] = {}
+    if isinstance(section.get("embed_seed"), bool):
+        values["embed_seed"] = section["embed_seed"]
+    k = section.get("embed_top_k")
+    if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 50:
+        values["embed_top_k"] = k
+    if isinstance(section.get("embedder"), str) and ":" in section["embedder"]:
+        values["embedder"] = section["embedder"]
+    return GraphSettings(**values)
+
+
+_attached: dict[str, Any] = {}  # "embedder": an Embedder or None (explicitly off); absent: use the settings
+_loaded: dict[str, Embedder] = {}
+_lock = threading.Lock()
+
+
+def set_embedder(embedder: Embedder | None, *, top_k: int = DEFAULT_TOP_K) -> None:
+    """Attach an embedder for this process (overrides ``memdesk.toml``); ``None`` turns seeding off."""
+    if embedder is not None and not isinstance(embedder, Embedder):
+        raise TypeError("an embedder needs a model_name and embed(texts)")
+    _attached["embedder"] = embedder
+    _attached["top_k"] = top_k
+
+
+def reset_embedder() -> None:
+    """Back to ``memdesk.toml`` (default: off)."""
+    _attached.clear()
+
+
+def _load(path: str) -> Embedder:
+    with _lock:
+        if path not in _loaded:
+            module, _, name = path.partition(":")
+            factory = getattr(importlib.import_module(module), name)
+            _loaded[path] = factory()
+        return _loaded[path]
+
+
+def active_embedder() -> tuple[Embedder | None, int]:
+    if "embedder" in _attached:
+        return _attached["embedder"], int(_attached.get("top_k", DEFAULT_TOP_K))
+    settings = graph_settings()
+    if not settings.embed_seed:
+        return None, settings.embed_top_k
+    return _load(settings.embedder), settings.embed_top_k
+
+
+def _matrix(vectors: Sequence[Sequence[float]], n: int) -> np.ndarray:
+    m = np.asarray(vectors, dtype=np.float32)
+    if m.ndim != 2 or m.shape[0] != n or m.shape[1] == 0 or not np.isfinite(m).all():
+        raise ValueError(f"the embedder returned an array of shape {m.shape} for {n} texts")
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
+
+
+def entity_vectors(*, agent_id: str, graph: Graph, embedder: Embedder) -> np.ndarray:
+    """Unit vectors of the graph's entities (row i = graph.entities[i]): from the graph's memo, else the
+    ``entity_embedding`` table, else the embedder (and then stored)."""
+    model = str(embedder.model_name)[:200]
+    memo = graph.embeddings.get(model)
+    if memo is not None:
+        return memo
+    stored = {
+        e: (dim, bytes(v))
+        for e, dim, v in EntityEmbedding.objects.filter(agent_id=agent_id, model=model).values_list(
+            "entity", "dim", "vector"
+        )
+    }
+    missing = [e for e in graph.entities if e not in stored]
+    fresh: dict[str, np.ndarray] = {}
+    for i in range(0, len(missing), EMBED_BATCH):
+        batch = missing[i : i + EMBED_BATCH]
+        for name, vec in zip(batch, _matrix(embedder.embed(batch), len(batch)), strict=True):
+            fresh[name] = vec
+    if fresh:
+        t = timezone.now()
+        with transaction.atomic():
+            EntityEmbedding.objects.bulk_create(
+                [
+                    EntityEmbedding(
+                        agent_id=agent_id,
+                        entity=name,
+                        model=model,
+                        dim=int(vec.shape[0]),
+                        vector=vec.astype("<f4").tobytes(),
+                        created_at=t,
+                    )
+                    for name, vec in fresh.items()
+                ],
+                ignore_conflicts=True,
+            )
+    dims = {v.shape[0] for v in fresh.values()} | {dim for dim, _ in stored.values()}
+    if len(dims) > 1:
+        raise ValueError(f"entity vectors of model {model!r} have different dimensions {sorted(dims)}")
+    dim = dims.pop() if dims else 1
+    out = np.zeros((len(graph.entities), dim), dtype=np.float32)
+    for i, name in enumerate(graph.entities):
+        if name in fresh:
+            out[i] = fresh[name]
+        else:
+            out[i] = np.frombuffer(stored[name][1], dtype="<f4")
+    graph.embeddings[model] = out
+    return out
+
+
+def nearest_entities(*, agent_id: str, graph: Graph, query: str, embedder: Embedder, top_k: int) -> list[int]:
+    vectors = entity_vectors(agent_id=agent_id, graph=graph, embedder=embedder)
+    if vectors.shape[0] == 0:
+        return []
+    q = _matrix(embedder.embed([query]), 1)[0]
+    if q.shape[0] != vectors.shape[1]:
+        raise ValueError("the query vector and the entity vectors have different dimensions")
+    cosine = vectors @ q
+    k = min(top_k, cosine.size)
+    best = np.argpartition(-cosine, k - 1)[:k]
+    ranked = sorted(best.tolist(), key=lambda i: (-float(cosine[i]), graph.entities[i]))
+    return [i for i in ranked if cosine[i] > 0]
+
+
+def embed_seeds(*, agent_id: str, graph: Graph, query: str, seeds: list[int]) -> list[int]:
+    """G8: ``seeds`` ∪ the nearest entities by cosine when an embedder is on; on any failure, ``seeds``."""
+    try:
+        embedder, top_k = active_embedder()
+        if embedder is None or not query.strip():
+            return seeds
+        near = nearest_entities(agent_id=agent_id, graph=graph, query=query, embedder=embedder, top_k=top_k)
+    except Exception:  # noqa: BLE001 - an embedder is optional; never let it break search
+        log.warning("embedding seeding failed; using entity-name seeds only", exc_info=True)
+        return seeds
+    return sorted(set(seeds) | set(near))
