@@ -154,7 +154,9 @@ class TestSeededDemo:
         assert value_at("老闆", "姓名", days_ago(40)) == "王老闆"
         assert value_at("老闆", "姓名", NOW) == "李老闆"
         hits = engine.search(agent_id=A, query="李老闆", limit=20)
-        assert len(hits) >= 3 and all("李老闆" in h.content for h in hits)
+        text_hits = [h for h in hits if h.fts_position is not None]
+        assert len(text_hits) >= 3 and all("李老闆" in h.content for h in text_hits)
+        assert len(hits) - len(text_hits) <= 3  # graph-only hits (SPEC G4): facts linked to 李老闆
         taipei = engine.search(agent_id=A, query="台北會議", limit=20)
         assert len(taipei) >= 5 and all("台北會議" in h.content for h in taipei)
 
@@ -185,6 +187,35 @@ class TestSeededDemo:
         )
         derived = engine.get_at(agent_id=A, subject="refund-queue", predicate="auto_approve", at=NOW)
         assert derived.origin_trust == pytest.approx(0.1)  # its source was purged (SPEC P2)
+
+    def test_a_graph_worth_curating(self, seeded: str) -> None:
+        """People, projects and tools in 2-hop chains, three unmerged names of one person, an alias, and a
+        quarantined burst drawn as dashed edges (the graph page, SPEC D6)."""
+        view = engine.graph_view(agent_id=A, limit=1000)
+        names = {n["id"] for n in view.nodes}
+        assert {"李老闆", "zhixu", "boss li", "project lantern", "dana whitfield", "priya raman"} <= names
+        assert "dana" not in names  # already an alias of Dana Whitfield
+        assert [(x.canonical, x.alias) for x in engine.alias_list(agent_id=A)] == [("dana whitfield", "dana")]
+        held = [e for e in view.edges if e["quarantined"]]
+        assert len(held) == 5 and {e["subject"] for e in held} == {"project lantern"}
+        assert Memory.objects.filter(agent_id=A, origin=d.LANTERN_SPAM_ORIGIN, quarantined=True).count() == 5
+        # 李老闆 → Project Lantern → Dana Whitfield → Priya Raman → zhixu: a chain of 2-hop neighbourhoods
+        two_hops = engine.graph_view(agent_id=A, entity="李老闆", depth=2, limit=1000)
+        assert "dana whitfield" in {n["id"] for n in two_hops.nodes}
+        around_dana = engine.graph_view(agent_id=A, entity="Dana Whitfield", depth=2, limit=1000)
+        assert {"zhixu", "李老闆", "aiko tanaka"} <= {n["id"] for n in around_dana.nodes}
+
+    def test_merging_a_second_name_changes_what_search_finds(self, seeded: str) -> None:
+        sponsor = engine.get_at(agent_id=A, subject="李老闆", predicate="sponsors", at=NOW)
+        before = {h.id for h in engine.search(agent_id=A, query="what does zhixu prefer?")}
+        assert sponsor.id not in before
+        engine.alias_add(agent_id=A, canonical="李老闆", alias="zhixu", actor="user:curator")
+        after = engine.search(agent_id=A, query="what does zhixu prefer?")
+        graph_only = [h for h in after if h.fts_position is None]
+        assert graph_only and all("zhixu" not in h.content.lower() for h in graph_only)
+        assert all(
+            "李老闆" in (h.subject or "") + (h.object or "") or h.subject == "老闆" for h in graph_only
+        )
 
     def test_second_run_adds_nothing(self, seeded: str, monkeypatch) -> None:  # noqa: ANN001
         before = snapshot()

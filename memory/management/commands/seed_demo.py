@@ -3,7 +3,7 @@
 Idempotent: teams, users, memberships and agents are upserted; an agent's memories are written only when it has
 none from the demo yet (all of one agent's writes run in one transaction, so a run never leaves half a demo).
 Memory rows are written only through the engine (``store``, ``store_temporal``, ``invalidate_by_origin``,
-``record_mistake``); people, teams and agents with the ORM. The password of the demo users comes from
+``record_mistake``, ``alias_add``); people, teams and agents with the ORM. The password of the demo users comes from
 ``MEMDESK_DEMO_PASSWORD`` or is generated, and is printed at the end with the usernames and the URL.
 """
 
@@ -153,8 +153,12 @@ def _run(agent_id: str, script: d.Script, day: datetime) -> None:
                 layer=step.layer,
                 importance=step.importance,
                 tags=step.tags,
+                protect=step.protect,
                 actor=ACTOR,
             )
+        elif isinstance(step, d.Alias):
+            engine.alias_add(agent_id=agent_id, canonical=step.canonical, alias=step.alias, actor=ACTOR)
+            continue
         elif isinstance(step, d.Note):
             result = engine.store(
                 agent_id=agent_id,
@@ -185,7 +189,7 @@ def _run(agent_id: str, script: d.Script, day: datetime) -> None:
 
 def _support_script(day: datetime) -> d.Script:
     rng = random.Random(SEED)
-    steps: list[d.Fact | d.Note | d.Purge] = list(d.SUPPORT_STORY)
+    steps: list[d.Fact | d.Note | d.Purge | d.Alias] = list(d.SUPPORT_STORY)
 
     # customers: plan (with upgrades), region, primary contact (some change)
     for n, customer in enumerate(d.CUSTOMERS):
@@ -242,11 +246,12 @@ def _support_script(day: datetime) -> d.Script:
                             tags=("runbook",)))  # fmt: skip
 
     steps.extend(d.POISON_STORY)
+    steps.extend(d.GRAPH_STORY)
     return d.Script(steps=steps, mistakes=list(d.SUPPORT_MISTAKES))
 
 
 def _research_script(day: datetime) -> d.Script:
-    steps: list[d.Fact | d.Note | d.Purge] = list(d.RESEARCH_STORY)
+    steps: list[d.Fact | d.Note | d.Purge | d.Alias] = list(d.RESEARCH_STORY)
     for i, text in enumerate(d.RESEARCH_NOTES):
         steps.append(d.Note(f"note-{i}", text, "user_direct", tags=("research",)))
     return d.Script(steps=steps)
