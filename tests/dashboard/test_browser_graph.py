@@ -4,7 +4,8 @@ On the seeded demo, Debian's Chromium signs in as the curator, with every reques
 server aborted (so a CDN reference would leave the page without vis-network). The graph draws on its canvas;
 the curator focuses on 李老闆, clicks the node on the canvas and reads its facts, then merges "zhixu" (another
 name of the same person) into 李老闆 through the side-by-side preview. The graph redraws with zhixu's edges on
-李老闆, and the agent's next search for "zhixu" ranks facts about 李老闆 that its text never mentions.
+李老闆, and the agent's next search for "zhixu" ranks facts about 李老闆 that its text never mentions. Last, a
+fact is retracted with a reason from its row.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from urllib.parse import urlparse
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 from playwright.sync_api import expect, sync_playwright
 
 from memory import engine
@@ -144,6 +146,19 @@ def test_curator_draws_the_graph_offline_and_merges_two_names(live_server, demo,
             expect(canvas).to_have_attribute("data-rendered", "true")
             page.locator("#merge-open").click()
             expect(page.locator("#entity-aliases")).to_contain_text("zhixu")
+
+            # Retract the low-trust office fact with a reason: the row says so, the edge leaves the graph
+            expect(page.locator("#graph-nodes tr[data-node=台北信義區]")).to_have_count(1)
+            office = page.locator(".graph-fact", has_text="台北信義區的辦公室")
+            office.locator("details.retract summary").click()
+            office.locator("button[type=submit]").click()  # no reason picked: the browser refuses to send
+            expect(office).to_have_attribute("data-status", "current")
+            office.locator("select[name=reason]").select_option("wrong")
+            office.locator("input[name=note]").fill("moved to Neihu")
+            office.locator("button[type=submit]").click()
+            expect(office).to_have_attribute("data-status", "retracted")
+            expect(page.locator("#toasts")).to_contain_text("(wrong: moved to Neihu)")
+            expect(page.locator("#graph-nodes tr[data-node=台北信義區]")).to_have_count(0)
             assert page.evaluate("window.__sameDocument") is True  # swapped by HTMX, never reloaded
         finally:
             browser.close()
@@ -156,6 +171,8 @@ def test_curator_draws_the_graph_offline_and_merges_two_names(live_server, demo,
         ("dana whitfield", "dana"),
         ("李老闆", "zhixu"),
     ]
+    office = engine.get_at(agent_id=A, subject="李老闆", predicate="辦公室", at=timezone.now())
+    assert office is None  # retracted, and nothing it had superseded
     hits = engine.search(agent_id=A, query=QUERY)
     found = about_li(hits)
     assert found and all(h.fts_position is None for h in hits if h.id in found)
