@@ -243,7 +243,7 @@ def graph_page_context(request: HtmxHttpRequest, access: AgentAccess) -> dict[st
         )
     except engine.EngineError as exc:
         form.add_error(exc.field if exc.field in form.fields else None, exc.message)
-    focus = view.entity or "" if view else ""
+    focus = (view.entity or "") if view else ""
     nodes, edges = (view.nodes, view.edges) if view else ([], [])
     communities = selectors.graph_communities(edges)
     community = None

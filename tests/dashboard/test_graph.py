@@ -354,11 +354,11 @@ def test_stored_markup_is_text_everywhere(client, curator, agent):
 # --- a node's facts ---------------------------------------------------------------------------------------
 
 
-def test_node_panel_lists_current_facts_with_timeline_and_detail_links(client, viewer, agent, people):
+def test_node_panel_lists_current_facts_with_timeline_and_detail_links(client, curator, agent, people):
     a = agent.agent_id
     old = fact(a, "Project Lantern", "status", "planned", valid_from=dt("2024-01-01"))
     new = fact(a, "Project Lantern", "status", "live", valid_from=dt("2024-06-01"))
-    login(client, viewer)
+    login(client, curator)
     response = client.get(url(a, "graph_entity") + "?name=PROJECT  lantern", **HTMX)
     html = response.content.decode()
     assert response.status_code == 200 and "<html" not in html
@@ -366,10 +366,14 @@ def test_node_panel_lists_current_facts_with_timeline_and_detail_links(client, v
     ids = re.findall(r'id="fact-(m_[a-z0-9]+)"', html)
     assert set(ids) == {people["sponsor"], people["lead"], people["rumour"], people["held"], new}
     assert old not in ids  # superseded: not current
+    assert f'action="{url(a, "graph_retract", new)}"' in html  # a curator may retract a current fact
     assert f'href="{url(a, "memory", new)}"' in html
     timeline = url(a, "timeline") + "?subject=Project+Lantern&amp;predicate=status"
     assert timeline in html
     assert 'data-status="quarantined"' in html  # flagged, like its dashed edge
+    held = html[html.index(f'id="fact-{people["held"]}"') :]
+    held = held[: held.index("</li>")]
+    assert f'href="{url(a, "quarantine")}"' in held and "Retract" not in held  # decided with its batch
 
 
 def test_node_panel_without_htmx_is_the_page_with_the_panel_open(client, viewer, agent, people):
