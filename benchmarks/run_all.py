@@ -6,7 +6,8 @@
 One agent's corpus is grown through engine functions to each size in turn (10k, then 100k); at each size the
 store figure (a) and the search figure (b) are measured beside their raw sqlite3 baselines. The report is
 ``{"machine": {...}, "results": [{"name", "n", "value", "unit", "baseline", "ratio", "goal", "met", ...}]}``
-with ``ratio = value / baseline`` (engine / raw). The MCP figures (``bench_mcp``) run last on the same file.
+with ``ratio = value / baseline`` (engine / raw). The graph figures (``bench_graph``: PPR latency, rebuild, search
+graph on vs off at 10k, 100k and 1M triples) and the MCP figures (``bench_mcp``) run last on the same file.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_graph  # noqa: E402
 import bench_mcp  # noqa: E402
 import bench_search  # noqa: E402
 import bench_store  # noqa: E402
@@ -53,6 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db-dir", help="where to put the temporary databases (default: a new temp dir)")
     ap.add_argument("--keep-db", action="store_true", help="keep the databases afterwards")
     ap.add_argument("--skip-mcp", action="store_true", help="skip the MCP-over-HTTP figures (bench_mcp)")
+    ap.add_argument("--skip-graph", action="store_true", help="skip the graph figures (bench_graph)")
+    ap.add_argument(
+        "--graph-sizes",
+        type=lambda s: [int(x) for x in s.split(",")],
+        help="triples of the graph agent (default 10000,100000,1000000; --quick: 10000)",
+    )
     args = ap.parse_args(argv)
     sizes = args.sizes or ([10_000] if args.quick else [10_000, 100_000])
 
@@ -85,6 +93,12 @@ def main(argv: list[str] | None = None) -> int:
             sample = store_sample(n=args.sample, n_keys=SAMPLE_KEYS.get(n, 5_000), seed=n)
             results += bench_store.measure(engine_db=db, n_label=n, n_rows=rows, sample=sample)
             print(table([r for r in results if r["n"] == n]), flush=True)
+        if not args.skip_graph:
+            graph_sizes = args.graph_sizes or ([10_000] if args.quick else [10_000, 100_000, 1_000_000])
+            print(f"\n== graph retrieval (agent {bench_graph.AGENT}, same database)", flush=True)
+            graph = bench_graph.measure(sizes=graph_sizes, rounds=3)
+            results += graph
+            print(table(graph), flush=True)
         if not args.skip_mcp:
             print("\n== MCP over streamable HTTP (agent bench-mcp, same database)", flush=True)
             mcp = bench_mcp.measure(engine_db=db)

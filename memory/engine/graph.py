@@ -673,7 +673,8 @@ def load_graph(*, agent_id: str, at: datetime, generation: Any = None) -> Graph:
             edges = [r[5] for r in raw if r[5] is not None]
             expires = _as_datetime(min(edges)) if edges else None
             del raw
-            return build_graph(current, _alias_map(agent_id), generation=generation, expires=expires)
+            aliases = _alias_map(agent_id) if current else {}
+            return build_graph(current, aliases, generation=generation, expires=expires)
 
 
 def _as_datetime(value: Any) -> datetime | None:
@@ -841,6 +842,8 @@ def agent_graph(*, agent_id: str, at: datetime | None = None) -> Graph:
             _cache.move_to_end(agent_id)
             stats["hits"] += 1
             return cached
+    if generation[0] == 0:  # no triple (and no alias) was ever written for this agent: nothing to read
+        return build_graph([], {}, generation=generation)
     graph = load_graph(agent_id=agent_id, at=at, generation=generation)
     with _cache_lock:
         stats["builds"] += 1
