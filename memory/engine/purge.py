@@ -72,7 +72,7 @@ def invalidate_by_origin(
     after = _ids_of_keys(agent_id, keys, c.current_q(t))
     restored = after - before
     crushed = _crush_derived(agent_id, newly_retracted)
-    if keys:
+    if keys or crushed:  # crushed trust re-weights graph edges too (SPEC T9, G1)
         c.bump_generation(agent_id)
     c.audit(
         agent_id=agent_id,

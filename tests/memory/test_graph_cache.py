@@ -165,6 +165,26 @@ def test_origin_purge_bumps_the_generation_and_the_graph_drops_the_facts():
     assert g.graph_scores(agent_id=A, query="eve") is None
 
 
+def test_a_purge_that_only_crushes_derived_trust_still_bumps_the_generation():
+    source = engine.store(agent_id=A, content="heard in a channel", origin="channel:rumours").id
+    derived = engine.store_temporal(
+        agent_id=A,
+        content="eve likes thing1",
+        subject="eve",
+        predicate="likes",
+        object="thing1",
+        origin="user",
+        derived_from=[source],
+    ).id
+    gen = engine.graph_generation(agent_id=A)
+    result = engine.invalidate_by_origin(agent_id=A, origin="channel:rumours")
+    assert result.trust_crushed == 1
+    assert engine.graph_generation(agent_id=A) == gen + 1
+    graph = g.agent_graph(agent_id=A)
+    i = graph.memory_index[derived] + graph.n_entities
+    assert graph.degree[i] == pytest.approx(0.2)  # two edges at the crushed trust 0.1
+
+
 def test_a_write_from_another_process_invalidates_the_cache(tmp_path, monkeypatch):
     """A reader process holds a cached graph of a real SQLite file; a second process writes a triple; the
     reader's next query rebuilds (the generation row moved) and sees the new fact."""
