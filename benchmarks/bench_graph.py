@@ -4,7 +4,8 @@ time, and search with the graph on vs off.
 Run alone: ``python benchmarks/bench_graph.py --sizes 10000,100000,1000000`` (prints JSON). ``run_all.py``
 calls ``measure``.
 
-Data: one agent (``bench-graph``) whose triples link ``n / 5`` entities; subjects are Zipf-distributed (a few
+Data: one agent (``bench-graph``) whose triples link ``n / 5`` entities (one-word names such as ``ent42``, so a
+query naming one is also a selective full-text query); subjects are Zipf-distributed (a few
 hubs such as "user" carry many facts, most entities a handful), objects uniform; every triple is its own key
 (so all ``n`` are current). Up to 100k triples are written through ``engine.store_temporal`` (grouped in outer
 transactions, like the main corpus) and the graph is read back from the database exactly as a query does
@@ -44,7 +45,7 @@ def triple(i: int, n_entities: int, rng: random.Random, weights: list[float]) ->
     s = rng.choices(range(n_entities), cum_weights=weights)[0]
     o = rng.randrange(n_entities)
     trust = (1.0, 1.0, 0.7, 0.6, 0.3)[i % 5]
-    return f"entity {s}", f"rel_{i}", f"entity {o}", trust
+    return f"ent{s}", f"rel_{i}", f"ent{o}", trust
 
 
 def zipf_weights(n: int) -> list[float]:
@@ -96,9 +97,9 @@ def synthetic_rows(n: int, n_entities: int, seed: int) -> list[tuple[str, str, s
 
 def query_set(n_entities: int, seed: int) -> list[str]:
     rng = random.Random(seed)
-    ordinary = [f"what do we know about entity {rng.randrange(10, n_entities)}?" for _ in range(24)]
-    pairs = [f"entity {rng.randrange(n_entities)} and entity {rng.randrange(n_entities)}" for _ in range(4)]
-    hubs = [f"entity {k} lately" for k in (0, 3)]
+    ordinary = [f"what do we know about ent{rng.randrange(10, n_entities)}?" for _ in range(24)]
+    pairs = [f"ent{rng.randrange(n_entities)} and ent{rng.randrange(n_entities)}" for _ in range(4)]
+    hubs = [f"ent{k} lately" for k in (0, 3)]
     return ordinary + pairs + hubs
 
 
