@@ -42,7 +42,7 @@ TOLERANCE = 1e-6
 PPR_TOP = 5  # graph-only hits come from the PPR top 5 (G4) ...
 MAX_GRAPH_ONLY = 3  # ... at most 3 of them
 CACHE_AGENTS = 16  # graphs kept in one process (least recently used dropped first)
-PUSH_EPSILON = 1e-7  # forward push: a node pushes while its residual > ε·degree
+PUSH_EPSILON = 1e-6  # forward push: a node pushes while its residual > ε·degree
 MAX_SEED_QUERY_CHARS = 4000
 MAX_EXPORT_LIMIT = 10_000
 MAX_VIEW_LIMIT = 5_000
@@ -744,7 +744,7 @@ def ppr_push(graph: Graph, seeds: Sequence[int], *, epsilon: float = PUSH_EPSILO
         offsets = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(total)
         targets = indices[offsets]
         values = data[offsets] * np.repeat(DAMPING * mass, lens)
-        if total * 8 > n:  # a big frontier: dense accumulate
+        if total * 64 > n:  # a big frontier: dense accumulate (cheaper than sorting the targets)
             r += np.bincount(targets, weights=values, minlength=n)
             mark = np.zeros(n, dtype=bool)
             mark[targets] = True
