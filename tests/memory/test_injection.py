@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import base64
 import dataclasses
+import hashlib
 import importlib.util
 import json
 import random
@@ -320,13 +321,32 @@ def test_corpus_shape_and_provenance():
     attacks = [i for i in CORPUS if i["label"] == "attack"]
     benign = [i for i in CORPUS if i["label"] == "benign"]
     assert len(attacks) >= 300 and len(benign) >= 1000
-    assert {i["split"] for i in CORPUS} == {"dev", "heldout"}
+    assert {i["split"] for i in CORPUS} == {"dev", "heldout", "heldout2"}
     assert all(i["source"] and i["lang"] in {"en", "zh-hant", "zh-hans", "mixed"} for i in CORPUS)
     assert all(i["expect"] in {"block", "flag"} for i in attacks)
     assert sum(i.get("conversational", False) for i in benign) >= 500
     split_of_group: dict[str, str] = {}
     for item in CORPUS:  # a seed and its variants share one split
         assert split_of_group.setdefault(item["group"], item["split"]) == item["split"]
+
+
+# heldout2 was written and committed before the second tuning round; its seed files must never change (a fresh
+# held-out split needs new files and a new name, not edits to this one).
+HELDOUT2_SHA256 = {
+    "heldout2_attacks.tsv": "c188d5b238cd814be47b609d5214b39cbb4e96f43edc22e28325a26aca7c9855",
+    "heldout2_benign.tsv": "e91371e5c595f688334c1ed65cabe98d00649fd8f2e66156226a998237a2cc2b",
+}
+
+
+def test_heldout2_is_frozen_and_big_enough():
+    for name, digest in HELDOUT2_SHA256.items():
+        assert hashlib.sha256((CORPUS_DIR / name).read_bytes()).hexdigest() == digest, name
+    h2 = [i for i in CORPUS if i["split"] == "heldout2"]
+    assert sum(i["label"] == "attack" for i in h2) >= 150
+    assert sum(i["label"] == "benign" and i["conversational"] for i in h2) >= 400
+    assert {i["lang"] for i in h2} >= {"en", "zh-hant", "zh-hans"}
+    dev_texts = {i["text"] for i in CORPUS if i["split"] != "heldout2"}
+    assert not any(i["text"] in dev_texts for i in h2)
 
 
 def test_corpus_file_is_what_build_py_writes():
