@@ -20,8 +20,8 @@ def test_two_reviewers_claiming_at_once_exactly_one_holds_the_batch():
         request = make_batch(f"race-claim-{round_}")
         results, _ = run_parallel(
             [
-                lambda: engine.quarantine_claim(request_id=request.id, actor="user:a"),
-                lambda: engine.quarantine_claim(request_id=request.id, actor="user:b"),
+                lambda rid=request.id: engine.quarantine_claim(request_id=rid, actor="user:a"),
+                lambda rid=request.id: engine.quarantine_claim(request_id=rid, actor="user:b"),
             ]
         )
         won = [r for r in results if isinstance(r, ApprovalRequest)]
@@ -42,8 +42,8 @@ def test_a_decision_against_another_reviewers_claim_one_wins_and_the_state_agree
         request = make_batch(f"race-decide-claim-{round_}")
         results, _ = run_parallel(
             [
-                lambda: engine.quarantine_claim(request_id=request.id, actor="user:a"),
-                lambda: engine.quarantine_reject(request.id, actor="user:b", reason="poisoning"),
+                lambda rid=request.id: engine.quarantine_claim(request_id=rid, actor="user:a"),
+                lambda rid=request.id: engine.quarantine_reject(rid, actor="user:b", reason="poisoning"),
             ]
         )
         claim, decision = results
@@ -89,8 +89,8 @@ def test_undo_against_another_reviewers_decision_never_loses_a_decision():
         engine.quarantine_reject(request.id, actor="user:a", reason="poisoning")
         results, _ = run_parallel(
             [
-                lambda: engine.quarantine_undo(request_id=request.id, actor="user:a"),
-                lambda: engine.quarantine_approve(request.id, actor="user:b", reason="verified"),
+                lambda rid=request.id: engine.quarantine_undo(request_id=rid, actor="user:a"),
+                lambda rid=request.id: engine.quarantine_approve(rid, actor="user:b", reason="verified"),
             ]
         )
         undo, approve = results
