@@ -26,5 +26,23 @@ urlpatterns = [
         {"decision": "reject"},
         name="quarantine_reject",
     ),
+    path(
+        "agents/<str:agent_id>/quarantine/<int:request_id>/claim/",
+        views.quarantine_claim,
+        {"action": "claim"},
+        name="quarantine_claim",
+    ),
+    path(
+        "agents/<str:agent_id>/quarantine/<int:request_id>/release/",
+        views.quarantine_claim,
+        {"action": "release"},
+        name="quarantine_release",
+    ),
+    path(
+        "agents/<str:agent_id>/quarantine/<int:request_id>/undo/",
+        views.quarantine_undo,
+        name="quarantine_undo",
+    ),
+    path("agents/<str:agent_id>/quarantine/bulk/", views.quarantine_bulk, name="quarantine_bulk"),
     path("agents/<str:agent_id>/audit/", views.audit_log, name="audit"),
 ]
