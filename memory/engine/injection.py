@@ -253,14 +253,32 @@ def _collapse(text: str) -> str:
     return _CJK_GAP.sub("", text) if not text.isascii() and _CJK_ANY.search(text) else text
 
 
+_TAG_ATTR_TEXT = re.compile(
+    r"""\b(?:alt|title|aria-label|content|placeholder|data-[a-z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')"""
+)
+_MD_UNDERSCORE = re.compile(r"(?<![a-z0-9])_+|_+(?![a-z0-9])")
+
+
+def _tag_text(m: re.Match[str]) -> str:
+    """A stripped tag leaves the text of its human-readable attributes (``<img alt="...">``): hidden text there
+    is still read by a model."""
+    tag = m.group()
+    if "=" not in tag:
+        return " "
+    texts = [a or b for a, b in _TAG_ATTR_TEXT.findall(tag)]
+    return f" {' '.join(t for t in texts if t)} " if texts else " "
+
+
 def _strip_wrappers(text: str) -> str:
     if "&" in text and _HTML_ENTITY.search(text):
         text = html.unescape(text)
     if "<" in text:
         text = _HTML_COMMENT_MARK.sub(" ", text)
-        text = _HTML_TAG.sub(" ", text)
+        text = _HTML_TAG.sub(_tag_text, text)
     if "```" in text or "~~~" in text:
         text = _CODE_FENCE.sub(" ", text)
+    if "_" in text:  # "_emphasis_" and "__bold__", not snake_case names
+        text = _MD_UNDERSCORE.sub(" ", text)
     return _MD_SPACE.sub(" ", _MD_DROP.sub("", text))
 
 
@@ -854,7 +872,8 @@ _RULES: list[tuple[str, str, str, str]] = [
         r"(?:free of|without)|no longer have|have got) no <1>(?:restrictions|filters|guidelines|content polic(?:y|ies)|"
         r"ethical guidelines|safeguards|guardrails|censorship|rules)\b"
         r"|\b(?:developer mode|jailbreak|jailbroken|dan|unfiltered|uncensored) (?:output|response|reply)s?\b"
-        r"|\b(?:stop refusing|never refuse|don't refuse|do not refuse|must not refuse|no refusals|without refusing|"
+        r"|\b(?:answer|respond|reply|comply|obey|help)\b[^.!?\n]{0,40}\bwithout refusing\b"
+        r"|\b(?:stop refusing|never refuse|don't refuse|do not refuse|must not refuse|no refusals|"
         r"never say no)(?: (?:any|my|a|to answer|anything))? ?(?:requests?|questions?|prompts?|instructions?|tasks?)?"
         r"(?= ?[.!,;]|$)"
         r"|\b(?:you are|you're|you re) (?:now )?free(?: now)? (?:no more|without|from|of) (?:any |all |your )?(?:rules|"
@@ -2186,6 +2205,8 @@ _L_OVR_PHRASES = (
     "don't pay attention",
     "do not pay attention",
     "stop following",
+    "quit following",
+    "quit obeying",
     "not follow",
     "don't follow",
     "dont follow",
@@ -2243,6 +2264,10 @@ _L_TARGET_AFTER = (
     "given to you",
     "you follow",
     "you were trained",
+    "you were configured",
+    "configured with",
+    "you were set up",
+    "you were built",
 )
 _L_AI_TARGET = _words(
     "your developer developers operator operators openai anthropic safety hidden original initial"
@@ -2250,7 +2275,7 @@ _L_AI_TARGET = _words(
 _L_OWNER = _words("my our his her their mom's dad's")
 _L_STATE = _words(
     "void null revoked lifted suspended removed disabled deactivated cancelled canceled fake obsolete overridden "
-    "waived invalid irrelevant rescinded nullified"
+    "waived invalid irrelevant rescinded nullified expired outdated superseded deprecated retired lifted suspended"
 )
 _L_STATE_PHRASES = (
     "no longer apply",
@@ -2601,6 +2626,9 @@ _Z_AI = (
     "什么都可以说",
     "什么都能说",
     "什么都可以回答",
+    "什么都能做",
+    "什么都可以做",
+    "dan",
     "随便回答",
 )
 _Z_FREE = (
@@ -2669,8 +2697,6 @@ _Z_DATA = (
     "电话",
     "资料",
     "数据",
-    "记录",
-    "纪录",
     "聊天",
     "对话",
     "通讯录",
@@ -2682,6 +2708,8 @@ _Z_DATA = (
     "帐号",
     "账号",
     "邮件",
+    "邮箱",
+    "信箱",
 )
 _Z_REVEAL = ("列出", "告诉我", "给我", "显示", "输出", "打印", "印出", "导出", "汇出", "公开", "贴出")
 _Z_SCOPE = ("所有", "全部", "其他", "每个", "每一个", "资料库", "数据库")
@@ -2813,6 +2841,8 @@ _P_SELF = _Phrases(
         "you were told",
         "defines your",
         "you use",
+        "you must",
+        "you have to",
     )
 )
 _L_STOP = _words("stop halt terminate cease finish abort")
@@ -2925,8 +2955,33 @@ _L_ANY = (
 )
 
 
-def _lex_en(clause: str) -> list[tuple[str, str]]:
-    """(family, rule id) for one lower-case clause."""
+_QUOTED = re.compile(r'"[^"\s]{1,20}(?: [^"\s]{1,20}){0,2}"')  # a short quoted message: "session invalid"
+# "the system prompt field in the bot builder", "the system message in the app": a product's UI, not the model's own
+_UI_SYSTEM = re.compile(
+    r"\bsystem (?:prompt|message)s? (?:field|box|setting|settings|editor|tab|section|template|input|textbox|"
+    r"text box|panel|page|option|in the app|in our|in my|in the (?:bot|chatbot|app|builder|dashboard|tool|ui|"
+    r"settings))"
+)
+_L_TARGET_RELAXED = _L_TARGET | {"the"}
+# an order to regard instructions as void: "consider all previous constraints lifted"
+_L_DECLARE = _words("consider treat regard assume deem")
+
+
+def _stated(words: set[str], joined: str, unquoted: str, clause: str) -> bool:
+    """The clause declares instructions void ("your rules no longer apply"), outside any short quoted message."""
+    if unquoted is not clause:
+        tokens = _LEX_TOKEN.findall(unquoted)
+        words, joined = set(tokens), f" {' '.join(tokens)} "
+    return bool(words & _L_STATE) or _P_STATE.in_clause(words, joined)
+
+
+def _lex_en(clause: str, relaxed: bool = False) -> list[tuple[str, str]]:
+    """(family, rule id) for one lower-case clause. ``relaxed`` (text that was hidden: decoded, spaced out, look-alike
+    letters) also counts "the rules" as the model's rules: nobody base64-encodes a remark about board-game rules."""
+    if "system" in clause and _UI_SYSTEM.search(clause) is not None:
+        clause = _UI_SYSTEM.sub(" ", clause)
+    # a state word inside a short quoted message ('it says "session invalid"') does not neutralise anything
+    unquoted = _QUOTED.sub(" ", clause) if '"' in clause else clause
     tokens = [
         t[:-2] if t.endswith("'s") and t not in ("let's", "it's", "that's", "what's") else t
         for t in _LEX_TOKEN.findall(clause)
@@ -2943,7 +2998,8 @@ def _lex_en(clause: str) -> list[tuple[str, str]]:
     ai_obj = _P_OBJ_AI.in_clause(words, joined)
     if obj_at or ai_obj:
         owned = {j for j in obj_at if _near(tokens, j, _L_OWNER, 2, 0) or _topical(tokens, j)}
-        targeted = [j for j in obj_at if j not in owned and _near(tokens, j, _L_TARGET, 3, 1)]
+        target_pool = _L_TARGET_RELAXED if relaxed else _L_TARGET
+        targeted = [j for j in obj_at if j not in owned and _near(tokens, j, target_pool, 3, 1)]
         if not targeted and any(j not in owned for j in obj_at) and _P_TARGET_AFTER.in_clause(words, joined):
             targeted = [j for j in obj_at if j not in owned]
         if (targeted or ai_obj) and (words & _L_OVR_ACTION or _P_OVR.in_clause(words, joined)):
@@ -2951,8 +3007,9 @@ def _lex_en(clause: str) -> list[tuple[str, str]]:
         elif (
             ai_obj
             or any(j not in owned and _near(tokens, j, _L_AI_TARGET, 3, 0) for j in obj_at)
+            or (tokens[0] in _L_DECLARE and any(j not in owned for j in obj_at))
             or (any(j not in owned for j in obj_at) and _P_TARGET_AFTER.in_clause(words, joined))
-        ) and (words & _L_STATE or _P_STATE.in_clause(words, joined)):
+        ) and _stated(words, joined, unquoted, clause):
             out.append(("instruction_override", "io.lex.neutralised"))
 
     if _P_PERSONA.in_clause(words, joined):
@@ -2968,7 +3025,7 @@ def _lex_en(clause: str) -> list[tuple[str, str]]:
     if words & _L_SEND:
         strong = bool(words & _L_DATA_STRONG) or _P_DATA.in_clause(words, joined)
         third = any(p in clause for p in _L_THIRD)
-        if (strong or third) and _L_DEST_RE.search(clause):
+        if (strong or third or relaxed) and _L_DEST_RE.search(clause):
             out.append(("data_exfiltration", "de.lex.send_out"))
         elif third and words & _L_BROAD_DEST:
             out.append(("data_exfiltration", "de.lex.share_publicly"))
@@ -3027,12 +3084,21 @@ def _zh_owned(clause: str) -> bool:
     return bool(spots) and all(_has(clause[max(0, i - 6) : i], _Z_OWNER) for i in spots)
 
 
+_ZH_QUOTED = re.compile(r'"[^"\n]{1,12}"|「[^」\n]{1,12}」|『[^』\n]{1,12}』')
+_ZH_SYSTEM_SAYS = re.compile(r'系统(?:提示|显示|说)(?=\s*[:："「『])')
+
+
 def _lex_zh(clause: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
-    if _has(clause, _Z_OBJ) and not _zh_owned(clause):
-        if _has(clause, _Z_OVR_ACTION) and _has(clause, _Z_TARGET):
+    # "系统提示“登录已过期”" is the system *showing a message*, and a short quoted message is not an order: both
+    # are left out of the override checks
+    io_clause = clause
+    if "系统" in clause or '"' in clause or "「" in clause or "『" in clause:
+        io_clause = _ZH_QUOTED.sub(" ", _ZH_SYSTEM_SAYS.sub(" ", clause))
+    if _has(io_clause, _Z_OBJ) and not _zh_owned(io_clause):
+        if _has(io_clause, _Z_OVR_ACTION) and _has(io_clause, _Z_TARGET):
             out.append(("instruction_override", "io.lex.zh_override_action"))
-        elif _has(clause, _Z_STATE) and _has(clause, _Z_AI_TARGET):
+        elif _has(io_clause, _Z_STATE) and _has(io_clause, _Z_AI_TARGET):
             out.append(("instruction_override", "io.lex.zh_neutralised"))
     if _has(clause, _Z_FREE) and _has(clause, _Z_PERSONA) and _has(clause, _Z_AI):
         out.append(("role_hijack", "rh.lex.zh_unrestricted_persona"))
@@ -3054,6 +3120,434 @@ def _lex_zh(clause: str) -> list[tuple[str, str]]:
     return out
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Intent patterns (ruleset p4-2026.2): attack *shapes* that cut across wordings
+# ---------------------------------------------------------------------------------------------------------
+# Each detector below describes one class of attack by its structure rather than by a sentence: text that
+# addresses an AI reader of a document and gives it orders (indirect injection); a retraction of the user's task
+# followed by new orders about "the user"; a request to skip the *safety* part of an answer; a new persona for
+# the model ("from now on you are a ... bot"); the dead-relative role-play that smuggles dangerous or secret
+# content; fetch-a-URL-and-obey; an action taken on tools or data *and hidden from the user*; a request for the
+# deployment's own secrets (environment, keys, credentials). They run over the whole text view (the address and
+# the order are often in different clauses) and each is gated by a cheap substring test.
+
+_AI_N = (
+    r"(?:ai|a\.i\.|assistant|agent|model|language model|llm|bot|chatbot|gpt|chatgpt|claude|copilot|gemini|"
+    r"summari[sz]er|crawler|scraper)s?"
+)
+_READ_V = (
+    r"(?:read|reads|reading|process|processes|processing|parse|parses|parsing|summari[sz]e|summari[sz]es|"
+    r"summari[sz]ing|opens?|opening|sees?|scans?|scanning|analy[sz]e|analy[sz]es|analy[sz]ing|index|indexes|"
+    r"indexing|reviews?|reviewing|handles?|handling|crawls?|crawling|translates?|translating|receives?|"
+    r"receiving|gets?)"
+)
+_DOC_N = (
+    r"(?:page|webpage|web page|document|doc|file|email|e-mail|mail|message|cv|resume|ticket|invite|invitation|"
+    r"repo|repository|website|site|review|thread|text|note|post|pdf|listing|profile|comment|readme|issue|"
+    r"article|content|transcript|calendar|attachment)"
+)
+_ADDRESS = re.compile(
+    # "if an assistant is reading this page", "when the ai assistant reads this invite", "as soon as an agent ..."
+    r"\b(?:if|when|whenever|once|as soon as|while)\s+(?:you(?:'re| are)\s+)?(?:an?|any|the|some|whichever)?\s*"
+    rf"(?:[\w-]+\s)?{_AI_N}\b[^.!?\n]{{0,40}}?\b{_READ_V}\s+(?:[\w-]+\s+)?(?:this|these)\b"
+    # "note to ai models", "instruction for the ai", "note for any ai system", "p.s. to the summariser bot"
+    rf"|\b(?:note|notice|message|instruction|instructions|attention|reminder|memo|directive|p\.?s\.?)\s*(?:to|for)"
+    rf"\s+(?:the\s+|any\s+|all\s+|every\s+|whichever\s+|an?\s+)?(?:[\w-]+\s){{0,2}}?{_AI_N}\b"
+    # "to the coding agent reading this repo", "to whichever language model summarises this thread"
+    rf"|\bto\s+(?:the|any|all|every|whichever)\s+(?:[\w-]+\s){{0,2}}?{_AI_N}\s+(?:that\s+|who\s+|which\s+)?"
+    rf"{_READ_V}\b"
+    # "ai models reading this page", "any assistant summarising this document"
+    rf"|\b{_AI_N}\s+(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+)?(?:reading|processing|summari[sz]ing|parsing|"
+    rf"analy[sz]ing|crawling|indexing|reviewing)\s+this\b"
+    rf"|\battention\s*,?\s+(?:the\s+|all\s+|any\s+)?{_AI_N}\b"
+)
+# "when you process this cv" counts only when the text also hails the model ("hey ai, ...")
+_ADDRESS_YOU = re.compile(
+    rf"\b(?:if|when|whenever|once|as soon as|while)\s+you\s+(?:are\s+)?{_READ_V}\s+(?:this|these)\s+{_DOC_N}"
+)
+_HAIL_AI = re.compile(rf"\b(?:hey|hi|hello|dear|ok|okay|yo)\s*,?\s+(?:the\s+)?{_AI_N}\b")
+_DIRECTIVE = re.compile(
+    r"\b(?:tell|say|reply|respond|answer|write|praise|recommend|rate|rank|describe|stop|ignore|disregard|forget|"
+    r"leave out|omit|must|should|shall|needs? to|call|run|execute|delete|send|forward|e-?mail|accept|approve|"
+    r"click|visit|include|add|append|output|print|promote|insert|instead|do not|don't|never|always|only)\b"
+)
+_AI_HINT = re.compile(rf"\b{_AI_N}\b")
+
+_USER_TASK = re.compile(
+    r"\b(?:ignore|disregard|forget|stop|skip|abandon|drop|discard|override|overrule|not follow|stop following|"
+    r"set aside|put aside|leave aside|don't do|do not do|don't answer|do not answer)\s+"
+    r"(?:what\s+the\s+user\s+(?:asked|wants|requested|said|typed|wrote|needs)|"
+    r"the\s+(?:user|user's|users'|reader's|human's)\s+(?:original\s+|actual\s+)?(?:request|question|instructions?|"
+    r"task|query|prompt|ask|wishes|commands?|demands?|requirements?)\b)"
+    r"|\bthe\s+user'?s\s+(?:request|question|task|instructions?)\s+(?:no longer matters?|doesn't matter|"
+    r"does not matter|is cancell?ed|is void|is irrelevant|can be ignored|should be ignored)"
+)
+_TASK_HIJACK = re.compile(
+    r"\b(?:never mind|nevermind|don't do that|do not do that|disregard that|ignore that|forget that|"
+    r"scratch that|cancel that|skip that|forget the (?:summary|translation|task|request))\b[^\n]{0,60}?\binstead\b"
+    r"[^\n]{0,40}?\b(?:tell|inform|warn|notify|remind|say to|reply to|respond to|convince|persuade|ask)\s+"
+    r"(?:the\s+)?(?:user|users|reader|readers|recruiter|visitor|visitors|customer|customers|hiring manager|"
+    r"human)\b"
+)
+_SAFETY_SKIP = re.compile(
+    r"\b(?:skip|drop|ignore|bypass|disable|forget|omit|remove|ditch|turn off|switch off|leave out|cut out|"
+    r"spare me|cut)\s+(?:the\s+|your\s+|all\s+|any\s+|those\s+|these\s+|of\s+)*(?:usual\s+|normal\s+|standard\s+|"
+    r"typical\s+|annoying\s+|boring\s+|default\s+|whole\s+|built-in\s+)?(?:safety|ethical|ethics|moral|"
+    r"morality|content|censorship)\s+(?:talk|lectures?|speech|disclaimers?|warnings?|caveats?|filters?|checks?|"
+    r"guidelines|rules|polic(?:y|ies)|layer|restrictions|nonsense|stuff|preaching|sermons?|"
+    r"filtering|moderation)\b(?!\s+(?:on|for|in|at|of)\s+(?:the|my|our|his|her|this|that)\s+(?!(?:chat|"
+    r"conversation|answer|reply|response|model|assistant|ai|bot)\b))"
+)
+_PERSONA_TIME = re.compile(
+    r"\b(?:from now on|from this point(?: on| forward)?|from here on(?: out)?|starting (?:today|now)|henceforth|"
+    r"from today|for the rest of (?:this|the) (?:chat|conversation|session))\s*,?\s+you(?:'re| are| will be|'ll be|"
+    r" shall be| will act as| will play| become| will answer as| will respond as| are going to be)\s+(?:now\s+)?"
+    r"(?:a|an|the|my|our)\s+(?:[\w-]+\s+){0,3}?(?:bot|chatbot|assistant|ai|model|agent|gpt|persona|character)\b"
+)
+_PERSONA_FREE_P = _Phrases(
+    (
+        "act as",
+        "act like",
+        "pretend",
+        "roleplay",
+        "role-play",
+        "role play",
+        "respond as",
+        "answer as",
+        "reply as",
+        "simulate",
+        "emulate",
+        "become",
+        "from now on you",
+        "you will be",
+        "you'll be",
+        "you will respond",
+        "you will answer",
+        "you will reply",
+        "two voices",
+        "two personalities",
+        "two personas",
+        "respond twice",
+        "answer twice",
+        "reply twice",
+        "alter ego",
+        "stay in character",
+        "you are now",
+        "you're now",
+        "persona",
+    )
+)
+_STRONG_FREE = _words(
+    "uncensored unfiltered unrestricted jailbroken jailbreak unhinged unaligned unmoderated"
+)
+_RELATIVE_PLAY = re.compile(
+    r"\b(?:act as|act like|pretend (?:to be|you(?:'re| are))|play|roleplay as|role-play as|respond as|answer as|"
+    r"become|imitate|impersonate|be)\s+(?:my|our)\s+(?:(?:late|dead|deceased|departed|passed|beloved|old|sweet|"
+    r"dear)\s+)*(?:grand(?:ma|mother|pa|father|mom|mum|dad)|granny|nana|gran|aunt|auntie|uncle|mother|mom|mum|"
+    r"father|dad)\b"
+)
+_RELATIVE_LOOT = re.compile(
+    r"\b(?:napalm|explosives?|bombs?|meth|methamphetamine|weapons?|poisons?|serial (?:keys?|numbers?)|"
+    r"licen[cs]e keys?|activation (?:keys?|codes?)|product keys?|cd keys?|windows keys?|keys|passwords?|malware|"
+    r"viruse?s?|ransomware|thermite|nerve agents?|drugs)\b"
+)
+_FETCH_FOLLOW = re.compile(
+    r"\b(?:open|visit|load|fetch|read|browse(?: to)?|go to|navigate to|download|retrieve|get|curl)\b[^.!?\n]{0,80}?"
+    r"(?:https?://|www\.|\b[\w-]+\.(?:com|net|org|io|xyz|ru|cn|top|site|info|biz|me|app|dev|example|txt|md)\b)"
+    r"[^\n]{0,120}?\b(?:follow|obey|execute|carry out|act on|comply with|do)\s+(?:whatever|what|all|any|the|its|"
+    r"every|everything)?\s*(?:[\w-]+\s+){0,2}?(?:instructions?|it says|says|commands?|orders|directions|steps|"
+    r"found there|there|in it|written|tells you|it tells)"
+)
+_FETCH_BLIND = re.compile(
+    r"\bwhatever\b|\bobey\b|\bit says\b|\bfound there\b|\bit tells\b|\bits instructions\b"
+)
+_FETCH_TOOL = _words("tool tools plugin browser browsing agent assistant answering")
+_CONCEAL = re.compile(
+    r"\b(?:without (?:telling|asking|informing|notifying|alerting|confirming|confirmation|consent|permission|"
+    r"mentioning|bothering)|(?:do not|don't|dont|never|not) (?:bother (?:asking|telling|confirming|checking)|tell|mention|"
+    r"inform|notify|alert|ask|reveal|show|say)|"
+    r"say nothing|silently|quietly|secretly|covertly|discreetly|behind (?:the user's|their|his|her) back|"
+    r"no confirmation needed|no questions asked|so (?:the user|they|he|she|nobody|no one) (?:doesn't|does not|"
+    r"won't|will not|can't|cannot) (?:notice|know|see|find out))\b"
+)
+_ACT_V = _words(
+    "run execute call invoke trigger delete wipe erase purge deploy transfer cancel accept approve install push "
+    "disable grant format uninstall submit purchase pay drop rm chmod kill shutdown reboot message send post email "
+    "share forward"
+)
+_TOOLISH = _words(
+    "tool tools script function api command shell terminal plugin endpoint sandbox interpreter database server cron"
+)
+_TOOL_CODE = re.compile(r"\s--[a-z]|\b[a-z]+_[a-z_]+\b|\w\(|`")
+_DATA_MOVE = _words(
+    "include add append put insert copy send forward share attach embed hide write paste post upload mail email "
+    "leak"
+)
+_DATA_MORE = _words("calendar transcript transcripts conversation conversations location contacts")
+_DEST_Q = re.compile(r"https?://\S*[?=]")
+_P_CONVO = _Phrases(
+    (
+        "this conversation",
+        "the conversation",
+        "our conversation",
+        "whole conversation",
+        "entire conversation",
+        "full conversation",
+        "conversation so far",
+        "this chat",
+        "our chat",
+        "the whole chat",
+        "whole transcript",
+        "full transcript",
+        "entire transcript",
+        "this transcript",
+        "this thread",
+        "all attachments",
+        "all emails",
+        "every email",
+        "all messages",
+        "every message",
+    )
+)
+_P_LINKISH = _Phrases(
+    ("image url", "markdown image", "markdown link", "image link", "tracking pixel", "img src")
+)
+_EMBED_V = _words("embed include put insert append add encode hide hidden inside render attach")
+_OPENISH = _words("open visit load fetch request render browse ping")
+_SYS_SECRET = re.compile(
+    r"\b(?:print|show|reveal|tell|give|list|paste|output|dump|display|expose|disclose|leak|send|share|echo|cat|"
+    r"read out|what(?:'s| is| are))\b(?:\s+[\w.'-]+){0,6}?\s+(?:the|your|all|any|every|its|this|these|those)\s+"
+    r"(?:[\w'-]+\s+){0,3}?(?:environment variables?|env vars?|\.env(?: file)?|private (?:ssh )?keys?|ssh keys?|"
+    r"secret (?:access )?keys?|access keys?|api (?:keys?|tokens?)|(?:admin|root|database|db|master|"
+    r"service account|server|system|production|prod) (?:passwords?|credentials|keys?|tokens?)|credentials|"
+    r"auth tokens?|bearer tokens?|signing keys?|client secrets?)\b"
+    r"|\b(?:print|show|reveal|tell|give|list|paste|output|dump|display|expose|disclose|leak|send|share|echo|cat|"
+    r"read(?: me| out)?|open)\b[^.!?\n]{0,40}?(?:\b[a-z0-9]+_(?:[a-z0-9]+_)*(?:key|secret|token|password|passwd)\b|"
+    r"\.env\b|\bsecrets?\.(?:ya?ml|json|toml|txt|ini)\b|\bid_rsa\b|\.pem\b|\bcredentials\.json\b|/etc/shadow\b|"
+    r"\.aws/credentials\b|\.ssh/)"
+)
+_L_GENERAL_WORDS = _words(
+    "assistant agent model summariser summarizer reading processing instead safety disclaimers lecture warnings "
+    "grandmother grandfather grandma grandpa napalm explosives whatever obey silently quietly secretly covertly "
+    "environment variables credentials uncensored unfiltered jailbreak persona personalities voices"
+)
+
+# Chinese (folded to Simplified)
+_ZA_ADDRESS = re.compile(
+    r"(?:给|致|对|写给|提醒)(?:正在|会|将要)?(?:阅读|读|处理|总结|浏览|看|分析|解析|摘要)[^，。！？\n]{0,12}的\s*"
+    r"(?:ai|助手|助理|模型|机器人|代理|智能体|大模型|语言模型)"
+    r"|如果你是(?:正在)?[^，。！？\n]{0,12}(?:ai|助手|助理|模型|机器人|代理|智能体)"
+    r"|当\s*(?:ai|助手|助理|模型|机器人|代理|智能体)[^，。！？\n]{0,6}(?:读到|阅读|处理|看到|打开|总结|收到|读取)"
+    r"|(?:ai|助手|助理|模型|机器人)(?:们)?[，,]?\s*(?:请注意|注意)"
+)
+_ZA_DIRECTIVE = re.compile(
+    r"不用管|不要理|别管|忽略|无视|改为|改成|直接回复|回复|回答|调用|删除|发送|发给|发到|传给|上传|推荐|告诉|执行|转发|清空|必须|请|把"
+)
+_ZA_USER_TASK = re.compile(
+    r"(?:不用管|不要管|不要理|不用理|别管|别理|忽略|无视|不理会|不要理会|不用理会|跳过|放弃)(?:会)?"
+    r"(?:用户|使用者|客户|读者)(?:的)?(?:要求|指示|指令|请求|问题|需求|命令|任务)"
+)
+_ZA_EACH_REPLY = re.compile(
+    r"(?:每次|每一次|每一则|每一条|每一个|每个|每条|每则|所有)(?:的)?(?:回复|回答|回覆|答复|输出|回应)"
+)
+_ZA_INCLUDE = ("附上", "加上", "包含", "插入", "带上", "附加", "写上", "加入", "放上", "夹带", "偷偷")
+_ZA_PRIVATE = (
+    "密码",
+    "手机",
+    "地址",
+    "信用卡",
+    "身份证",
+    "身分证",
+    "电话",
+    "卡号",
+    "银行卡",
+    "住址",
+    "通讯录",
+)
+_ZA_COVERT = re.compile(
+    r"偷偷|悄悄|暗中|秘密地|不要告诉|别告诉|不要让(?:用户|使用者)(?:知道|发现)|不要通知|不用确认|无需确认|不要征求"
+)
+_ZA_RELATIVE = re.compile(
+    r"(?:扮演|假装|装作|当|作为|模仿|充当|变成)[^，。！？\n]{0,8}(?:奶奶|外婆|爷爷|外公|祖母|祖父|姥姥|姥爷|妈妈|爸爸|阿姨|叔叔)"
+)
+_ZA_LOOT = (
+    "激活码",
+    "序列号",
+    "金钥",
+    "密钥",
+    "注册码",
+    "许可证",
+    "凝固汽油",
+    "炸药",
+    "炸弹",
+    "毒品",
+    "冰毒",
+    "病毒",
+    "密码",
+)
+_ZA_PERSONA_TIME = re.compile(
+    r"(?:从现在开始|从现在起|从今天起|从今天开始|从今以后|现在起|从此|接下来)[，,]?\s*你(?:就)?(?:是|成为|变成|扮演|当)"
+    r"[^，。！？\n]{0,14}(?:机器人|助手|助理|ai|模型|客服|人工智能|智能体|bot)"
+)
+_ZA_GATE = re.compile(
+    r"ai|助手|助理|模型|机器人|代理|智能体|用户|使用者|客户|每|偷偷|悄悄|暗中|扮演|假装|装作|当|作为|模仿|充当|从"
+)
+
+
+def _any_in(text: str, parts: tuple[str, ...]) -> bool:
+    return any(p in text for p in parts)
+
+
+_SAFETY_HINT = ("safety", "ethic", "moral", "content", "censor")
+_PERSONA_TIME_HINT = (
+    "from now",
+    "from this",
+    "from here",
+    "starting",
+    "henceforth",
+    "from today",
+    "for the rest",
+)
+_RELATIVE_HINT = ("grand", "granny", "nana", "aunt", "uncle", "mother", "mom", "mum", "father", "dad")
+_FOLLOW_HINT = ("follow", "obey", "execute", "carry out", "act on", "comply", " do ")
+_SECRET_HINT = (
+    "environment",
+    "env",
+    "private",
+    "ssh",
+    "secret",
+    "access",
+    "api",
+    "credential",
+    "token",
+    "passw",
+    "key",
+    "id_rsa",
+    ".pem",
+    "/etc/",
+)
+_FREE_HINT = ("uncensor", "unfilter", "unrestrict", "jailbr", "unhinged", "unalign", "unmoderat")
+_NEGATED = re.compile(r"(?:\bnever|\bnot|n't|\bno one should|\bnobody should)\s+(?:\w+\s+)?$")
+_ABOVE_FAKE = re.compile(
+    r"\b(?:the above|everything above|all of the above|the text above|the previous text|the preceding text)\s+"
+    r"(?:was|is|were)\s+(?:just\s+|only\s+|all\s+)?(?:an?\s+)?(?:test|fake|example|placeholder|not real|irrelevant|"
+    r"joke|test data|dummy|dummy data|a drill|drill)\b"
+)
+_DOWNLOAD_RUN = re.compile(
+    r"\b(?:wget|curl)\b[^\n]{0,120}?(?:\|\s*(?:sudo\s+)?(?:ba|z)?sh\b|&&\s*(?:sudo\s+)?(?:ba|z)?sh\s|;\s*(?:ba|z)?sh\s|"
+    r"&&\s*chmod\s+\+x|&&\s*\./|&&\s*python3?\s)"
+)
+_CALL_HARM = _L_TOOL_HARM | _words("refund refunds")
+_CODE_CALL = re.compile(r"\b[a-z_]+(?:\.[a-z_]+)+\(|\b[a-z]+_[a-z_]+\(")
+_COMPLY = re.compile(
+    r"\b(?:the\s+(?:assistant|ai|model|bot|chatbot|agent))\b[^.!?\n]{0,40}?\b(?:must|will|shall|should|has to|"
+    r"needs to)\s+(?:now\s+)?(?:comply with|obey|follow|fulfil|fulfill|execute|carry out|answer)\s+(?:(?:any|every|all|"
+    r"each|whatever)\s+(?:[\w-]+\s+)?(?:requests?|instructions?|commands?|orders?|questions?)|the user\b[^.!?\n]{0,20}?"
+    r"\bwithout (?:restrictions?|limits?|question|exception|refus\w*))"
+    r"|\byou\s+(?:must|will|shall|have to|need to)\s+(?:now\s+)?(?:comply with|obey|follow|fulfil|fulfill|execute|"
+    r"answer|do)\s+(?:any|every|all|each|whatever)\s+(?:[\w-]+\s+)?(?:requests?|instructions?|commands?|orders?|"
+    r"questions?|things?)\b[^.!?\n]{0,30}?\b(?:without (?:refus\w*|question\w*|exception|hesitat\w*|limits?|"
+    r"restrictions?|complaint)|no matter (?:what|how)|regardless)"
+)
+
+
+def _lex_general(text: str, relaxed: bool) -> list[tuple[str, str]]:
+    """Whole-view intent checks (see the section comment); ``relaxed`` is unused by them (they are strict enough
+    for plain text)."""
+    out: list[tuple[str, str]] = []
+    hits_ai = bool(_AI_HINT.search(text))
+    if hits_ai:
+        address = _ADDRESS.search(text)
+        if address is None and _HAIL_AI.search(text):
+            address = _ADDRESS_YOU.search(text)
+        if address is not None and _DIRECTIVE.search(text, address.end()):
+            out.append(("instruction_override", "io.lex.addressed_to_ai"))
+        if _any_in(text, _PERSONA_TIME_HINT) and _PERSONA_TIME.search(text):
+            out.append(("role_hijack", "rh.lex.new_persona"))
+    if "user" in text and _USER_TASK.search(text):
+        out.append(("instruction_override", "io.lex.user_task_override"))
+    if "instead" in text and _TASK_HIJACK.search(text):
+        out.append(("instruction_override", "io.lex.task_hijack"))
+    if _any_in(text, _SAFETY_HINT) and _SAFETY_SKIP.search(text):
+        out.append(("instruction_override", "io.lex.skip_safety"))
+    if (" must " in text or " will " in text or " shall " in text or " to " in text) and _COMPLY.search(text):
+        out.append(("instruction_override", "io.lex.unconditional_compliance"))
+    if "above" in text and _ABOVE_FAKE.search(text):
+        out.append(("termination_manipulation", "tm.lex.above_was_fake"))
+    if ("curl" in text or "wget" in text) and _DOWNLOAD_RUN.search(text):
+        out.append(("tool_abuse", "ta.lex.download_and_run"))
+    if "(" in text and _CODE_CALL.search(text):
+        tokens_c = set(_LEX_TOKEN.findall(text))
+        if tokens_c & _L_TOOL_CALL and tokens_c & _CALL_HARM:
+            out.append(("tool_abuse", "ta.lex.harmful_tool_call"))
+    if _any_in(text, _RELATIVE_HINT) and _RELATIVE_PLAY.search(text) and _RELATIVE_LOOT.search(text):
+        out.append(("role_hijack", "rh.lex.relative_roleplay"))
+    if _any_in(text, _FOLLOW_HINT) and _FETCH_FOLLOW.search(text):
+        if _FETCH_BLIND.search(text) or set(_LEX_TOKEN.findall(text)) & _FETCH_TOOL:
+            out.append(("tool_abuse", "ta.lex.fetch_and_follow"))
+    if _any_in(text, _SECRET_HINT):
+        for m in _SYS_SECRET.finditer(text):
+            if not _NEGATED.search(text, max(0, m.start() - 30), m.start()):  # "never share your api key"
+                out.append(("data_exfiltration", "de.lex.system_secrets"))
+                break
+    if "://" in text or "@" in text or _any_in(text, _FREE_HINT):
+        for clause in _CLAUSE.split(text):
+            if len(clause) < 10:
+                continue
+            tokens_l = _LEX_TOKEN.findall(clause)
+            words = set(tokens_l)
+            joined = f" {' '.join(tokens_l)} "
+            if words & _STRONG_FREE and _PERSONA_FREE_P.in_clause(words, joined):
+                out.append(("role_hijack", "rh.lex.free_persona"))
+            if _DEST_Q.search(clause) and words & _OPENISH:
+                if words & (_L_DATA_STRONG | _DATA_MORE) or _P_DATA.in_clause(words, joined):
+                    out.append(("data_exfiltration", "de.lex.data_in_url"))
+                elif any(p in clause for p in _L_THIRD):
+                    out.append(("data_exfiltration", "de.lex.data_in_url"))
+            if words & _L_SEND and _P_CONVO.in_clause(words, joined) and _L_DEST_RE.search(clause):
+                out.append(("data_exfiltration", "de.lex.send_out"))
+            if (_DEST_Q.search(clause) or _P_LINKISH.in_clause(words, joined)) and words & _EMBED_V:
+                if (
+                    words & _L_DATA_STRONG
+                    or _P_DATA.in_clause(words, joined)
+                    or _P_SECRET.in_clause(words, joined)
+                ):
+                    out.append(("data_exfiltration", "de.lex.data_in_link"))
+                elif any(p in clause for p in _L_THIRD):
+                    out.append(("data_exfiltration", "de.lex.data_in_link"))
+    conceal = _CONCEAL.search(text)
+    if conceal is not None:
+        tokens_t = _LEX_TOKEN.findall(text)
+        words_t = set(tokens_t)
+        if words_t & _ACT_V and (words_t & _TOOLISH or _TOOL_CODE.search(text)):
+            out.append(("tool_abuse", "ta.lex.covert_action"))
+        data = (
+            bool(words_t & (_L_DATA_STRONG | _DATA_MORE))
+            or _P_DATA.in_clause(words_t, f" {' '.join(tokens_t)} ")
+            or any(p in text for p in _L_THIRD)
+        )
+        if data and words_t & _DATA_MOVE:
+            out.append(("data_exfiltration", "de.lex.covert_data"))
+    if not text.isascii() and _ZA_GATE.search(text):
+        address_z = _ZA_ADDRESS.search(text)
+        if address_z is not None and _ZA_DIRECTIVE.search(text, address_z.end()):
+            out.append(("instruction_override", "io.lex.zh_addressed_to_ai"))
+        if _ZA_USER_TASK.search(text):
+            out.append(("instruction_override", "io.lex.zh_user_task_override"))
+        if _has(text, _ZA_PRIVATE) and _has(text, _Z_OTHERS):
+            if (_ZA_EACH_REPLY.search(text) and _has(text, _ZA_INCLUDE)) or (
+                _ZA_COVERT.search(text) and (_has(text, _Z_SEND) or _has(text, _ZA_INCLUDE))
+            ):
+                out.append(("data_exfiltration", "de.lex.zh_secret_in_output"))
+        if _ZA_RELATIVE.search(text) and _has(text, _ZA_LOOT):
+            out.append(("role_hijack", "rh.lex.zh_relative_roleplay"))
+        if _ZA_PERSONA_TIME.search(text):
+            out.append(("role_hijack", "rh.lex.zh_new_persona"))
+        if _ZA_COVERT.search(text) and _has(text, ("调用", "执行", "删除", "清空", "运行", "转账", "工具")):
+            out.append(("tool_abuse", "ta.lex.zh_covert_action"))
+    return out
+
+
 _L_ANY_RE = re.compile(r"\b(?:" + _trie_regex(_L_ANY) + r")\b")
 _Z_ANY_RE = re.compile(
     _trie_regex({*_Z_OBJ, *_Z_FREE, *_Z_DEST, *_Z_SECRET, *_Z_SELF_PROMPT, *_Z_END, *_Z_STOP})
@@ -3061,6 +3555,8 @@ _Z_ANY_RE = re.compile(
 
 
 def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
+    for family, rule_id in _lex_general(text, not plain):
+        found.add(rule_id, family, view, text[:_SNIPPET], plain)
     en = bool(_L_ANY_RE.search(text))
     zh = not text.isascii() and bool(_Z_ANY_RE.search(text))
     if not (en or zh):
@@ -3076,7 +3572,7 @@ def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
     for clause in _CLAUSE.split(text):
         if len(clause) < 6:
             continue
-        hits = _lex_en(clause) if en and _L_ANY_RE.search(clause) else []
+        hits = _lex_en(clause, not plain) if en and _L_ANY_RE.search(clause) else []
         if zh and _Z_ANY_RE.search(clause):
             hits += _lex_zh(clause)
         for family, rule_id in hits:
@@ -3249,11 +3745,17 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
         _run(_TEXT_RULES, _View(leet), prefix + "leet", found, False)
         _lexical(leet, prefix + "leet", found, False)
     if _ROT13_HINT.search(text_view):
-        _run(_TEXT_RULES, _View(codecs.decode(text_view, "rot13")), prefix + "rot13", found, False)
+        rot = codecs.decode(text_view, "rot13")
+        _run(_TEXT_RULES, _View(rot), prefix + "rot13", found, False)
+        _lexical(rot, prefix + "rot13", found, False)
     if _REVERSE_HINT.search(text_view):
-        _run(_TEXT_RULES, _View(text_view[::-1]), prefix + "reversed", found, False)
+        rev = text_view[::-1]
+        _run(_TEXT_RULES, _View(rev), prefix + "reversed", found, False)
+        _lexical(rev, prefix + "reversed", found, False)
     if len(_PCT.findall(text_view)) >= 3:
-        _run(_TEXT_RULES, _View(_collapse(urllib.parse.unquote(text_view))), prefix + "url", found, False)
+        unq = _collapse(urllib.parse.unquote(text_view))
+        _run(_TEXT_RULES, _View(unq), prefix + "url", found, False)
+        _lexical(unq, prefix + "url", found, False)
 
     if depth >= _MAX_DEPTH:
         return
