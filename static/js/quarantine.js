@@ -7,10 +7,17 @@
   var WARN_MS = 2 * 3600 * 1000;
   var skew = 0; // the server's clock minus this browser's, so the countdown agrees with the server
 
+  var skewFrom = null; // the server time the skew was read from: only a freshly rendered desk gives a new one
+
   function readSkew() {
     var desk = document.getElementById("desk");
-    var server = desk ? Date.parse(desk.getAttribute("data-server-now") || "") : NaN;
-    if (!isNaN(server)) skew = server - Date.now();
+    var stamp = desk ? desk.getAttribute("data-server-now") || "" : "";
+    if (stamp === skewFrom) return; // a card swap leaves the desk's (older) time: keep the skew
+    var server = Date.parse(stamp);
+    if (!isNaN(server)) {
+      skew = server - Date.now();
+      skewFrom = stamp;
+    }
   }
 
   function pad(n) { return (n < 10 ? "0" : "") + n; }
@@ -59,7 +66,7 @@
     var counters = document.querySelectorAll(".toast-undo [data-undo-left]");
     for (var k = 0; k < counters.length; k++) {
       var c = counters[k];
-      c.textContent = "(" + Math.max(0, Math.ceil((Number(c.getAttribute("data-undo-left")) - now) / 1000)) + " s)";
+      c.textContent = "(" + Math.max(0, Math.floor((Number(c.getAttribute("data-undo-left")) - now) / 1000)) + " s)";
     }
   }
 

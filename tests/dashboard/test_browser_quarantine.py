@@ -3,9 +3,11 @@
 One uvicorn child serves ``config.asgi`` (the dashboard and ``/mcp``) on a temporary SQLite file (the MCP test
 harness). An external MCP token sends two bursts of six facts about two subjects: both are quarantined and
 ``memory_search`` finds none of them. Debian's Chromium then signs in as a reviewer, opens the desk from the
-navigation badge, rejects one batch with the keyboard (its facts include an HTML/JS payload, which shows as
-text) and approves the other with the mouse; the badge counts down by out-of-band swaps. Finally
-``memory_search`` over MCP returns the approved facts and not the rejected ones.
+navigation badge, claims one batch with the keyboard (a second reviewer sees the claim and is refused), rejects
+it (its facts include an HTML/JS payload, which shows as text), undoes the reject with ``u`` and rejects it
+again; a second tab approves the other batch with the mouse, undoes it from the toast (the agent stops seeing
+it over MCP) and approves it again; the badge follows by out-of-band swaps. Finally ``memory_search`` over MCP
+returns the approved facts and not the rejected ones.
 """
 
 from __future__ import annotations
@@ -137,15 +139,71 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             assert page.evaluate("typeof window.__xss") == "undefined"
             page.evaluate("window.__sameDocument = true")
 
-            # Keyboard: ? shows the help, j selects the first card, r opens its reason picker
+            # Keyboard: ? shows the help, j selects the first card, s skips to the next, k goes back
             page.keyboard.press("?")
             expect(page.locator("#keys-help")).to_be_visible()
             page.keyboard.press("Escape")
             expect(page.locator("#keys-help")).to_be_hidden()
             page.keyboard.press("j")
             expect(reject_card).to_have_class(re.compile(r"\bis-selected\b"))
+            page.keyboard.press("s")
+            expect(approve_card).to_have_class(re.compile(r"\bis-selected\b"))
+            page.keyboard.press("k")
+            expect(reject_card).to_have_class(re.compile(r"\bis-selected\b"))
+
+            # c claims the selected batch: the holder and the time left show on the card
+            page.keyboard.press("c")
+            expect(reject_card.locator(".claim-badge")).to_contain_text("Claimed by you")
+            expect(reject_card.locator(".claim-left")).to_have_text(re.compile(r"^(9|10) min \d\d s left$"))
+
+            # A second reviewer sees who holds it, and their reject is refused while the claim lasts
+            ria = browser.new_context(viewport={"width": 1366, "height": 900})
+            second = ria.new_page()
+            second.set_default_timeout(15_000)
+            second.on("pageerror", lambda exc: errors.append(str(exc)))
+            second.goto(harness.base + "/login/")
+            second.fill("#id_username", info["second_username"])
+            second.fill("#id_password", info["password"])
+            second.click("button[type=submit]")
+            second.goto(harness.base + f"/agents/{agent}/quarantine/")
+            held = second.locator(f"#batch-{to_reject}")
+            expect(held.locator(".claim-holder")).to_have_text(f"user:{info['username']}")
+            expect(held.locator(".claim-note")).to_contain_text("a decision by anyone else is refused")
+            held.locator("details.decide-reject summary").click()
+            held.locator("details.decide-reject select[name=reason]").select_option("wrong")
+            held.locator("details.decide-reject button[type=submit]").click()
+            expect(held.locator(".batch-error")).to_contain_text(
+                f"is claimed by user:{info['username']} until"
+            )
+            expect(held).to_have_attribute("data-status", "pending")
+            ria.close()
+
+            # r opens the reason picker; the reject goes through (the claim is the reviewer's own)
             page.keyboard.press("r")
             expect(reject_card.locator("details.decide-reject")).to_have_attribute("open", "")
+            expect(reject_card.locator("details.decide-reject select[name=reason]")).to_be_focused()
+            reject_card.locator("details.decide-reject select[name=reason]").select_option("wrong")
+            reject_card.locator("details.decide-reject input[name=note]").press("Enter")
+            expect(reject_card).to_have_attribute("data-status", "denied")
+            expect(badge).to_have_attribute("data-count", "1")
+            undo_toast = page.locator("#toasts .toast-undo")
+            expect(undo_toast).to_contain_text(f"Undo the rejection of #{to_reject}")
+            expect(undo_toast.locator(".undo-left")).to_have_text(re.compile(r"^\((2\d|30) s\)$"))
+
+            # u undoes it: pending again, held by its reviewer, counted in the badge again
+            page.keyboard.press("u")
+            expect(reject_card).to_have_attribute("data-status", "pending")
+            expect(reject_card.locator(".claim-badge")).to_contain_text("Claimed by you")
+            expect(undo_toast).to_have_count(0)
+            expect(badge).to_have_attribute("data-count", "2")
+            expect(page.locator("#toasts")).to_contain_text(
+                f"are held again (batch #{to_reject}, claimed by you)"
+            )
+            assert search(harness, REJECTED) == set()
+
+            # ...and decided again, for the right reason
+            expect(reject_card).to_have_class(re.compile(r"\bis-selected\b"))
+            page.keyboard.press("r")
             expect(reject_card.locator("details.decide-reject select[name=reason]")).to_be_focused()
             reject_card.locator("details.decide-reject select[name=reason]").select_option("poisoning")
             reject_card.locator("details.decide-reject input[name=note]").fill("bot farm pushing prices")
@@ -158,16 +216,30 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             expect(page.locator("#toasts")).to_contain_text(
                 "Rejected: 6 facts about “acme-pricing” retracted."
             )
-            page.locator("#toasts .toast-close").last.click()  # dismissed (it sits over the cards' corner)
-            expect(page.locator("#toasts .toast")).to_have_count(0)
+            toasts = page.locator("#toasts .toast:visible")  # older ones have faded out by themselves
+            while toasts.count():  # dismissed (they sit over the cards' corner)
+                toasts.first.locator(".toast-close").click()
+            expect(toasts).to_have_count(0)
             expect(reject_card.locator(".fact-content", has_text=XSS)).to_have_count(1)  # still text
 
-            # The next pending card is selected by itself. Meanwhile a second tab approves it with the mouse
+            # The next pending card is selected by itself. Meanwhile a second tab approves it with the mouse,
+            # undoes that from the toast (the agent stops seeing the facts), and approves it again
             expect(approve_card).to_have_class(re.compile(r"\bis-selected\b"))
             other = context.new_page()
             other.on("pageerror", lambda exc: errors.append(str(exc)))
             other.goto(harness.base + f"/agents/{agent}/quarantine/")
             other_card = other.locator(f"#batch-{to_approve}")
+            other_card.locator("details.decide-approve summary").click()
+            other_card.locator("details.decide-approve select[name=reason]").select_option(
+                "legitimate_update"
+            )
+            other_card.locator("details.decide-approve button[type=submit]").click()
+            expect(other_card).to_have_attribute("data-status", "approved")
+            assert set(approved_ids) <= search(harness, APPROVED)
+            other.locator("#toasts .toast-undo .toast-undo-button").click()
+            expect(other_card).to_have_attribute("data-status", "pending")
+            expect(other.locator("#quarantine-count")).to_have_attribute("data-count", "1")
+            assert search(harness, APPROVED) == set()
             other_card.locator("details.decide-approve summary").click()
             other_card.locator("details.decide-approve select[name=reason]").select_option("verified")
             other_card.locator("details.decide-approve button[type=submit]").click()
@@ -202,8 +274,10 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             reject_card.locator(".fact-content", has_text=XSS).click()
             expect(page.locator("#memory-content")).to_have_text(XSS)
             page.goto(harness.base + f"/agents/{agent}/audit/?action=quarantine_denied")
-            expect(page.locator("#audit-table tbody tr")).to_have_count(1)
+            expect(page.locator("#audit-table tbody tr")).to_have_count(2)  # the undone one stays on record
             expect(page.locator("#audit-table")).to_contain_text("poisoning: bot farm pushing prices")
+            page.goto(harness.base + f"/agents/{agent}/audit/?action=quarantine_undo")
+            expect(page.locator("#audit-table tbody tr")).to_have_count(2)  # one undo per batch
             assert page.evaluate("typeof window.__xss") == "undefined"
         finally:
             browser.close()
