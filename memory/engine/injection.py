@@ -231,9 +231,19 @@ def _fold_text(text: str, normalised: bool = False) -> str:
     if text.isascii():
         return text.lower()
     text = _HOMOGLYPH_RE.sub(_homoglyph, text).lower()
+    if _LATIN_ACCENTED.search(text):
+        text = _LATIN_ACCENTED.sub(_unaccent, text)
     if _T2S_RE.search(text):
         text = _T2S_RE.sub(_t2s, text)
     return _PUNCT_RE.sub(_punct, text)
+
+
+_LATIN_ACCENTED = re.compile("[\u00c0-\u00ff\u0100-\u024f\u1e00-\u1eff]+")
+
+
+def _unaccent(m: re.Match[str]) -> str:
+    """ "ǐgnore prevíous" -> "ignore previous": accents on Latin letters are dropped (CJK is left alone)."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", m.group()) if not unicodedata.combining(ch))
 
 
 def _homoglyph(m: re.Match[str]) -> str:
@@ -2195,8 +2205,11 @@ def _words(*groups: str) -> frozenset[str]:
 
 _L_OVR_ACTION = _words(
     "ignore ignoring disregard disregarding forget forgetting bypass bypassing circumvent skip override overrule "
-    "discard dismiss abandon neglect overlook exempt unlearn revoke rescind retract nullify invalidate aside"
+    "discard dismiss abandon neglect overlook exempt unlearn revoke rescind retract nullify invalidate aside "
+    "scrap scrapping wipe erase clear reset ditch shed suspend suspending purge"
 )
+# also adjectives or nouns ("your instructions were clear"): they count only before the instruction noun
+_L_OVR_VERB_FIRST = _words("scrap wipe erase clear reset ditch shed suspend purge")
 _L_OVR_PHRASES = (
     "set aside",
     "throw away",
@@ -2206,6 +2219,7 @@ _L_OVR_PHRASES = (
     "do not pay attention",
     "stop following",
     "quit following",
+    "on hold",
     "quit obeying",
     "not follow",
     "don't follow",
@@ -2232,7 +2246,8 @@ _L_OVR_PHRASES = (
 _L_OBJ = _words(
     "instructions instruction rules guidelines guidance directives directive constraints restrictions guardrails "
     "safeguards programming policy policies prompt filters protocols ethics morals limitations boundaries "
-    "conditioning rulebook"
+    "conditioning rulebook rule guideline restriction constraint directions brief setup configuration "
+    "config mandate"
 )
 _L_OBJ_AI = (
     "system message",
@@ -2265,6 +2280,13 @@ _L_TARGET_AFTER = (
     "you follow",
     "you were trained",
     "you were configured",
+    "you started with",
+    "you began with",
+    "you were handed",
+    "you operate under",
+    "you run under",
+    "you work under",
+    "you were set",
     "configured with",
     "you were set up",
     "you were built",
@@ -2275,9 +2297,19 @@ _L_AI_TARGET = _words(
 _L_OWNER = _words("my our his her their mom's dad's")
 _L_STATE = _words(
     "void null revoked lifted suspended removed disabled deactivated cancelled canceled fake obsolete overridden "
-    "waived invalid irrelevant rescinded nullified expired outdated superseded deprecated retired lifted suspended"
+    "waived invalid irrelevant rescinded nullified expired outdated superseded deprecated retired lifted suspended "
+    "optional replaced wiped erased deleted"
 )
 _L_STATE_PHRASES = (
+    "don't count",
+    "do not count",
+    "doesn't count",
+    "does not count",
+    "no longer count",
+    "no longer counts",
+    "only a drill",
+    "just a drill",
+    "a drill",
     "no longer apply",
     "don't apply",
     "do not apply",
@@ -2383,10 +2415,12 @@ _L_REFUSAL_FREE = (
     "answers everything",
     "answer everything",
 )
+_L_GONE = _words("deleted removed lifted stripped disabled gone erased wiped dropped")
+_L_YOU = _words("you your yourself you're")
 _L_STRONG_FREEDOM = _words("uncensored unfiltered unrestricted jailbroken unlocked")
 _L_SEND = _words(
     "send forward email e-mail mail post upload transmit submit leak exfiltrate share copy paste sync relay "
-    "deliver dump export push publish transfer fax dm"
+    "deliver dump export push publish transfer fax dm attach"
 )
 _L_DATA_STRONG = _words(
     "passwords password credentials token tokens cookie cookies secret secrets ssn cvv records database db "
@@ -2416,6 +2450,13 @@ _L_DATA_PHRASES = (
     "customer records",
     "customer data",
     "user data",
+    "customer list",
+    "contact list",
+    "client list",
+    "user list",
+    "employee list",
+    "access token",
+    "access tokens",
 )
 _L_THIRD = (
     "the user's",
@@ -2458,6 +2499,12 @@ _L_TOOL_HARM = _words("refund transfer pay payment wire delete purge wipe erase 
 
 # Chinese (folded to Simplified): substrings
 _Z_OVR_ACTION = (
+    "清空",
+    "清除",
+    "抹掉",
+    "抹去",
+    "删掉",
+    "重置",
     "忽略",
     "忽视",
     "无视",
@@ -2566,6 +2613,17 @@ _Z_STATE = (
     "不作数",
     "没用了",
     "不用管了",
+    "演习",
+    "演练",
+    "被取代",
+    "取代了",
+    "被替换",
+    "替换掉",
+    "被覆盖",
+    "全部关闭",
+    "都关闭",
+    "已关闭",
+    "被关闭",
 )
 _Z_AI_TARGET = (
     "你的",
@@ -2813,6 +2871,11 @@ _P_PROMPT = _Phrases(
         "hidden prompt",
         "initial prompt",
         "text you were initialized with",
+        "above our conversation",
+        "before our conversation",
+        "above this conversation",
+        "before this conversation",
+        "before my first message",
         "instructions file",
         "you were instructed",
         "were you instructed",
@@ -2901,6 +2964,10 @@ _P_END_OF = _Phrases(
         "end of user message",
         "end of the conversation",
         "conversation is over",
+        "conversation over",
+        "session over",
+        "chat over",
+        "session is over",
         "document ends",
         "text ends",
         "input ends",
@@ -2922,6 +2989,11 @@ _P_AFTER_END = _Phrases(
         "don't respond",
         "any more questions",
         "anything else",
+        "no further replies",
+        "no further responses",
+        "no more replies",
+        "not allowed to reply",
+        "replies are not allowed",
         "ignore what follows",
         "not summarize",
         "do not summarize",
@@ -3002,7 +3074,11 @@ def _lex_en(clause: str, relaxed: bool = False) -> list[tuple[str, str]]:
         targeted = [j for j in obj_at if j not in owned and _near(tokens, j, target_pool, 3, 1)]
         if not targeted and any(j not in owned for j in obj_at) and _P_TARGET_AFTER.in_clause(words, joined):
             targeted = [j for j in obj_at if j not in owned]
-        if (targeted or ai_obj) and (words & _L_OVR_ACTION or _P_OVR.in_clause(words, joined)):
+        if (targeted or ai_obj) and (
+            not (words & _L_OVR_ACTION).issubset(_L_OVR_VERB_FIRST)
+            or any(t in _L_OVR_VERB_FIRST and any(k > j for k in obj_at) for j, t in enumerate(tokens))
+            or _P_OVR.in_clause(words, joined)
+        ):
             out.append(("instruction_override", "io.lex.override_action"))
         elif (
             ai_obj
@@ -3016,7 +3092,16 @@ def _lex_en(clause: str, relaxed: bool = False) -> list[tuple[str, str]]:
         if words & _L_AI_NOUN:
             free = bool(words & _L_FREEDOM) or _P_FREEDOM.in_clause(words, joined)
             if not free:
-                free = any(t in _L_RESTR and _near(tokens, j, _L_NEG, 3, 0) for j, t in enumerate(tokens))
+                free = any(
+                    t in _L_RESTR and (_near(tokens, j, _L_NEG, 3, 0) or _near(tokens, j, _L_GONE, 0, 3))
+                    for j, t in enumerate(tokens)
+                )
+            if (
+                free
+                and words.isdisjoint(_L_YOU)
+                and not _P_PERSONA.in_clause(words, joined.replace(" evil twin ", " "))
+            ):
+                free = False  # "the evil twin episode of the show"
             if free:
                 out.append(("role_hijack", "rh.lex.unrestricted_persona"))
         elif words & _L_STRONG_FREEDOM and _P_REFUSAL.in_clause(words, joined):
@@ -3063,7 +3148,8 @@ _L_TOPIC_PREP = _words("about for on in regarding concerning of at during with f
 _L_AI_CONTEXT = _words(
     "you your yourself system prompt conversation chat session thread ai model assistant bot llm developer "
     "developers operator operators above safety security content openai anthropic context instructions messages "
-    "this second moment minute bit while now today once rest next time question request answer response turn"
+    "this second moment minute bit while now today once rest next time question request answer response turn "
+    "memory"
 )
 
 
@@ -3267,7 +3353,7 @@ _CONCEAL = re.compile(
     r"mentioning|bothering)|(?:do not|don't|dont|never|not) (?:bother (?:asking|telling|confirming|checking)|tell|mention|"
     r"inform|notify|alert|ask|reveal|show|say)|"
     r"say nothing|silently|quietly|secretly|covertly|discreetly|behind (?:the user's|their|his|her) back|"
-    r"no confirmation needed|no questions asked|so (?:the user|they|he|she|nobody|no one) (?:doesn't|does not|"
+    r"no confirmation needed|no questions asked|no need to (?:ask|check|confirm)(?: with anyone)?|without checking|so (?:the user|they|he|she|nobody|no one) (?:doesn't|does not|"
     r"won't|will not|can't|cannot) (?:notice|know|see|find out))\b"
 )
 _ACT_V = _words(
@@ -3278,7 +3364,10 @@ _ACT_V = _words(
 _TOOLISH = _words(
     "tool tools script function api command shell terminal plugin endpoint sandbox interpreter database server cron"
 )
-_TOOL_CODE = re.compile(r"\s--[a-z]|\b[a-z]+_[a-z_]+\b|\w\(|`")
+_TOOL_CODE = re.compile(
+    r"\s--[a-z]|\b[a-z]+_[a-z_]+\b|\w\(|`|\b(?:email|mail|calendar|crm|admin|database|drive|file|browser|payment)s? "
+    r"(?:access|tool|api|account|integration)\b"
+)
 _DATA_MOVE = _words(
     "include add append put insert copy send forward share attach embed hide write paste post upload mail email "
     "leak"
@@ -3318,7 +3407,7 @@ _SYS_SECRET = re.compile(
     r"\b(?:print|show|reveal|tell|give|list|paste|output|dump|display|expose|disclose|leak|send|share|echo|cat|"
     r"read out|what(?:'s| is| are))\b(?:\s+[\w.'-]+){0,6}?\s+(?:the|your|all|any|every|its|this|these|those)\s+"
     r"(?:[\w'-]+\s+){0,3}?(?:environment variables?|env vars?|\.env(?: file)?|private (?:ssh )?keys?|ssh keys?|"
-    r"secret (?:access )?keys?|access keys?|api (?:keys?|tokens?)|(?:admin|root|database|db|master|"
+    r"secret (?:access )?keys?|access (?:keys?|tokens?)|api (?:keys?|tokens?)|(?:admin|root|database|db|master|"
     r"service account|server|system|production|prod) (?:passwords?|credentials|keys?|tokens?)|credentials|"
     r"auth tokens?|bearer tokens?|signing keys?|client secrets?)\b"
     r"|\b(?:print|show|reveal|tell|give|list|paste|output|dump|display|expose|disclose|leak|send|share|echo|cat|"
@@ -3389,8 +3478,20 @@ _ZA_PERSONA_TIME = re.compile(
     r"(?:从现在开始|从现在起|从今天起|从今天开始|从今以后|现在起|从此|接下来)[，,]?\s*你(?:就)?(?:是|成为|变成|扮演|当)"
     r"[^，。！？\n]{0,14}(?:机器人|助手|助理|ai|模型|客服|人工智能|智能体|bot)"
 )
+_ZA_VAULT = (
+    "保险库",
+    "金库",
+    "保险箱",
+    "vault",
+    "服务器上",
+    "数据库里",
+    "资料库里",
+    "系统里",
+    "环境变量",
+    "配置文件",
+)
 _ZA_GATE = re.compile(
-    r"ai|助手|助理|模型|机器人|代理|智能体|用户|使用者|客户|每|偷偷|悄悄|暗中|扮演|假装|装作|当|作为|模仿|充当|从"
+    r"模式|保险|金库|vault|环境变量|配置|ai|助手|助理|模型|机器人|代理|智能体|用户|使用者|客户|每|偷偷|悄悄|暗中|扮演|假装|装作|当|作为|模仿|充当|从"
 )
 
 
@@ -3428,6 +3529,33 @@ _SECRET_HINT = (
 )
 _FREE_HINT = ("uncensor", "unfilter", "unrestrict", "jailbr", "unhinged", "unalign", "unmoderat")
 _NEGATED = re.compile(r"(?:\bnever|\bnot|n't|\bno one should|\bnobody should)\s+(?:\w+\s+)?$")
+_MODE_ON = re.compile(
+    r"\b(?:activate|enable|enter|switch (?:on|to|into)|turn on|go into|engage|unlock|initiate|start|boot into)\s+"
+    r"(?:the\s+|your\s+|a\s+)?(?:dev|developer|god|jailbreak|jailbroken|unrestricted|dan|sudo|evil|uncensored|unfiltered|"
+    r"no[- ]filter|chaos|unlocked|anything|opposite|rogue|villain)\s+mode\b"
+    r"(?!\s+(?:on|in|for|of)\s+(?:your|the|my|our|this)\s+(?!(?:chat|conversation|answers?|replies|responses)\b))"
+)
+_ZA_MODE_ON = re.compile(
+    r"(?:开启|启用|进入|切换到|切换成|打开|激活|启动)(?:了)?(?:越狱|上帝|无限制|无审查|dan|邪恶|无过滤)模式"
+    # a phone has a developer mode too: for the model's it must come with answers or rules
+    r"|(?:开启|启用|进入|切换到|切换成|打开|激活|启动)(?:了)?开发者?模式[^。！？\n]{0,20}(?:回答|回复|输出|规则|限制|审查)"
+)
+_DANGER_CMD = re.compile(
+    r"\bshutdown\s+-[hrp]|\breboot\s+now\b|\brm\s+-(?:rf|fr|r)\s+(?:/|~|\*|\$home|--no-preserve-root)|\bmkfs\b|"
+    r"\bdd\s+if=|\bchmod\s+(?:-r\s+)?777\s+/|\bnc\s+-[a-z]*[el]|\bncat\s+-|\bformat\s+c:|\bdel\s+/[fsq]|"
+    r"\bdrop\s+(?:table|database)\b|\bos\.(?:remove|system|rmdir|unlink)\b|\bshutil\.rmtree\b|\bkill\s+-9\s+-?1\b|"
+    r"\btruncate\s+table\b|/dev/tcp/|:\(\)\s*\{"
+)
+_DANGER_RUN = re.compile(
+    r"\b(?:execute|exec|run|type|enter|call|use|invoke|terminal|shell|tool|sandbox|interpreter|command|console)\b|"
+    r"执行|运行|终端|命令|工具"
+)
+_DICTATED = re.compile(
+    r"\b(?:summari[sz]e|describe|present|report|classify|label|rate)\s+(?:this|the)\s+(?:page|webpage|document|doc|"
+    r"email|e-mail|article|site|website|product|review|text|file|message|content|listing|thread|cv|resume)\s+as\s*"
+    r"(?::|\"|')"
+    r"|\bignore the (?:user|reader|human)\b(?!')\s*[.,;:!]"
+)
 _ABOVE_FAKE = re.compile(
     r"\b(?:the above|everything above|all of the above|the text above|the previous text|the preceding text)\s+"
     r"(?:was|is|were)\s+(?:just\s+|only\s+|all\s+)?(?:an?\s+)?(?:test|fake|example|placeholder|not real|irrelevant|"
@@ -3472,6 +3600,12 @@ def _lex_general(text: str, relaxed: bool) -> list[tuple[str, str]]:
         out.append(("instruction_override", "io.lex.skip_safety"))
     if (" must " in text or " will " in text or " shall " in text or " to " in text) and _COMPLY.search(text):
         out.append(("instruction_override", "io.lex.unconditional_compliance"))
+    if " mode" in text and _MODE_ON.search(text):
+        out.append(("role_hijack", "rh.lex.mode_switch"))
+    if _DANGER_CMD.search(text) and _DANGER_RUN.search(text):
+        out.append(("tool_abuse", "ta.lex.dangerous_command"))
+    if (" as" in text or "ignore the" in text) and _DICTATED.search(text):
+        out.append(("instruction_override", "io.lex.dictated_output"))
     if "above" in text and _ABOVE_FAKE.search(text):
         out.append(("termination_manipulation", "tm.lex.above_was_fake"))
     if ("curl" in text or "wget" in text) and _DOWNLOAD_RUN.search(text):
@@ -3541,6 +3675,10 @@ def _lex_general(text: str, relaxed: bool) -> list[tuple[str, str]]:
                 out.append(("data_exfiltration", "de.lex.zh_secret_in_output"))
         if _ZA_RELATIVE.search(text) and _has(text, _ZA_LOOT):
             out.append(("role_hijack", "rh.lex.zh_relative_roleplay"))
+        if "模式" in text and _ZA_MODE_ON.search(text):
+            out.append(("role_hijack", "rh.lex.zh_mode_switch"))
+        if _has(text, _Z_SECRET) and _has(text, _ZA_VAULT) and _has(text, _Z_REVEAL):
+            out.append(("data_exfiltration", "de.lex.zh_vault_secrets"))
         if _ZA_PERSONA_TIME.search(text):
             out.append(("role_hijack", "rh.lex.zh_new_persona"))
         if _ZA_COVERT.search(text) and _has(text, ("调用", "执行", "删除", "清空", "运行", "转账", "工具")):
