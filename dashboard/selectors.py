@@ -443,10 +443,13 @@ def approval_requests(
     ).order_by("decided", F("due").asc(nulls_last=True), F("decided_at").desc(nulls_last=True), "id")
 
 
-def bulk_candidates(agent_id: str, filters: dict[str, Any], *, actor: str, now: datetime) -> dict[str, Any]:
+def bulk_candidates(
+    agent_id: str, filters: dict[str, Any], *, actor: str, now: datetime, decision: str = "reject"
+) -> dict[str, Any]:
     """What a bulk decision over "every pending batch matching this filter" would act on: the ids it would
-    decide (undecided, in time, not held by another reviewer's live claim), the ones held by others (excluded
-    and reported), and a sample of the first few. Two queries."""
+    decide (undecided, in time, not held by another reviewer's live claim), the ones held by others, and for
+    an approval the high-impact ones (approving would supersede current facts: decided one by one), both left
+    out and reported; and a sample of the first few. One query, two more for an approval."""
     qs = approval_requests(
         agent_id,
         status="pending",
@@ -457,12 +460,24 @@ def bulk_candidates(agent_id: str, filters: dict[str, Any], *, actor: str, now: 
         batch=filters.get("batch"),
         now=now,
     ).filter(expires_at__gt=now)
-    rows = list(qs.values_list("id", "claimed_by", "claimed_until"))
-    held = [(rid, by) for rid, by, until in rows if by and by != actor and until is not None and until > now]
+    requests = list(qs)
+    held = [
+        (r.id, r.claimed_by)
+        for r in requests
+        if r.claimed_by and r.claimed_by != actor and r.claimed_until is not None and r.claimed_until > now
+    ]
     held_ids = {rid for rid, _ in held}
-    ids = [rid for rid, _, _ in rows if rid not in held_ids]
-    sample = list(ApprovalRequest.objects.filter(id__in=ids[:BULK_SAMPLE]).order_by("expires_at", "id"))
-    return {"ids": ids, "held": held, "sample": sample}
+    free = [r for r in requests if r.id not in held_ids]
+    high: list[tuple[int, int]] = []
+    if decision == "approve" and free:
+        high = [
+            (c.id, c.effects["supersede"])
+            for c in batch_cards(agent_id, free, now=now)
+            if c.effects["supersede"]
+        ]
+    high_ids = {rid for rid, _ in high}
+    chosen = [r for r in free if r.id not in high_ids]
+    return {"ids": [r.id for r in chosen], "held": held, "high": high, "sample": chosen[:BULK_SAMPLE]}
 
 
 def approval_origins(agent_id: str) -> list[str]:

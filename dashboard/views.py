@@ -606,7 +606,9 @@ def bulk_context(
     filter_form.is_valid()
     f = filter_form.filters()
     now = timezone.now()
-    found = selectors.bulk_candidates(access.agent.agent_id, f, actor=actor_of(request), now=now)
+    found = selectors.bulk_candidates(
+        access.agent.agent_id, f, actor=actor_of(request), now=now, decision=decision
+    )
     return {
         "agent": access.agent,
         "filters": f,
@@ -614,7 +616,9 @@ def bulk_context(
         "count": len(found["ids"]),
         "ids": found["ids"],
         "held": found["held"],
+        "high": found["high"],
         "sample": found["sample"],
+        "bulk_max": engine.MAX_BULK,
         "bulk_over": BULK_CONFIRM_OVER,
         "choices": decision_choices(decision),
         "bulk_form": form,
@@ -643,6 +647,9 @@ def quarantine_bulk(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
         if not form.is_valid():
             status = 422
             context["error"] = "A reason is required." if "reason" in form.errors else "Check the form."
+        elif context["count"] > engine.MAX_BULK:
+            status = 422
+            context["error"] = f"At most {engine.MAX_BULK} batches per bulk decision: narrow the filter."
         elif error := form.check_count(context["count"]):
             status = 409 if form.cleaned_data.get("expected") != context["count"] else 422
             context["error"] = error
@@ -654,7 +661,7 @@ def quarantine_bulk(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
                 actor=actor_of(request),
                 reason=form.reason_text(),
             )
-            note = bulk_note(decision, outcomes, held=len(context["held"]))
+            note = bulk_note(decision, outcomes, held=len(context["held"]), high=len(context["high"]))
             context.update(outcomes=outcomes, note=note)
             events = {"memdesk:toast": {"text": note, "level": "success"}, "memdesk:desk-changed": {}}
             if not wants_fragment(request):
@@ -671,7 +678,7 @@ def quarantine_bulk(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     return response
 
 
-def bulk_note(decision: str, outcomes: list[engine.BulkOutcome], *, held: int) -> str:
+def bulk_note(decision: str, outcomes: list[engine.BulkOutcome], *, held: int, high: int = 0) -> str:
     done = sum(1 for o in outcomes if o.outcome != "skipped")
     held += sum(1 for o in outcomes if o.code == "claimed_by_other")
     other = sum(1 for o in outcomes if o.outcome == "skipped" and o.code != "claimed_by_other")
@@ -679,6 +686,8 @@ def bulk_note(decision: str, outcomes: list[engine.BulkOutcome], *, held: int) -
     note = f"{verb} {done} batch{'es' if done != 1 else ''}."
     if held:
         note += f" {held} held by another reviewer left alone."
+    if high:
+        note += f" {high} that would supersede current facts left for one-by-one review."
     if other:
         note += f" {other} skipped (decided or expired meanwhile)."
     return note

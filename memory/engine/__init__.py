@@ -4,6 +4,7 @@ from .common import graph_generation
 from .feedback import FeedbackResult, feedback_record, new_query_id
 from .guard import (
     CLAIM_SECS,
+    MAX_BULK,
     UNDO_SECS,
     AlreadyDecided,
     BulkOutcome,
@@ -62,6 +63,7 @@ __all__ = [
     "AlreadyDecided",
     "BulkOutcome",
     "CLAIM_SECS",
+    "MAX_BULK",
     "ClaimedByOther",
     "NotDecided",
     "UNDO_SECS",

@@ -340,6 +340,40 @@ def test_bulk_above_the_threshold_needs_the_count_typed(desk, agent):
     assert AuditEvent.objects.filter(action="quarantine_approved").count() == 11
 
 
+def test_bulk_approve_leaves_high_impact_batches_for_one_by_one_review(desk, agent):
+    aid = agent.agent_id
+    engine.store_temporal(
+        agent_id=aid,
+        content="Alice lives in Lisbon",
+        subject="alice",
+        predicate="lives_in",
+        object="Lisbon",
+        valid_from=timezone.now() - timedelta(days=30),
+        origin="user_direct",
+    )
+    risky = make_burst(
+        aid,
+        "alice",
+        facts=[("lives_in", "Atlantis", "Alice lives in Atlantis")]
+        + [(f"note_{k}", f"n{k}", f"Alice note {k}") for k in range(4)],
+    )
+    plain = bursts(aid, 2)
+    html = desk.get(bulk_url(aid) + "?decision=approve", headers=HTMX).content.decode()
+    assert 'data-count="2"' in html and f"#{risky.id}</a> supersedes 1" in html
+    # a rejection is never high impact: it changes nothing agents read
+    assert 'data-count="3"' in desk.get(bulk_url(aid) + "?decision=reject", headers=HTMX).content.decode()
+    response = desk.post(
+        bulk_url(aid), {"decision": "approve", "reason": "verified", "expected": 2}, headers=HTMX
+    )
+    assert response.status_code == 200
+    assert "Approved 2 batches. 1 that would supersede current facts left for one-by-one review." in (
+        response.content.decode()
+    )
+    assert [status_of(i) for i in plain] == ["approved", "approved"] and status_of(risky.id) == "pending"
+    now = timezone.now()
+    assert engine.get_at(agent_id=aid, subject="alice", predicate="lives_in", at=now).object == "Lisbon"
+
+
 def test_bulk_refuses_when_the_matching_set_changed_since_the_preview(desk, agent):
     aid = agent.agent_id
     ids = bursts(aid, 2)
@@ -385,10 +419,16 @@ def test_claims_and_undo_cost_no_extra_queries_on_the_desk(desk, agent, django_a
 def test_bulk_preview_query_count_does_not_grow_with_batches(desk, agent, django_assert_num_queries):
     aid = agent.agent_id
     bursts(aid, 2)
-    # session, user, agent, membership, the matching ids, the sample, the pending count
-    with django_assert_num_queries(7):
+    # session, user, agent, membership, the matching batches, the pending count; an approval also reads the
+    # batches' facts and the believed facts they would supersede (for the high-impact check)
+    with django_assert_num_queries(6):
         desk.get(bulk_url(aid) + "?decision=reject", headers=HTMX)
+    with django_assert_num_queries(8):
+        desk.get(bulk_url(aid) + "?decision=approve", headers=HTMX)
     bursts(aid, 6, origin="channel:more")
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(6):
         html = desk.get(bulk_url(aid) + "?decision=reject", headers=HTMX).content.decode()
+    assert 'data-count="8"' in html
+    with django_assert_num_queries(8):
+        html = desk.get(bulk_url(aid) + "?decision=approve", headers=HTMX).content.decode()
     assert 'data-count="8"' in html
