@@ -288,3 +288,77 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
     assert search(harness, REJECTED) == set()
     fetched = harness.ok("ext", "memory_fetch_batch", {"ids": rejected_ids + approved_ids})
     assert {m["id"] for m in fetched["memories"]} == set(approved_ids)
+
+
+def sign_in(page, harness: HttpHarness, username: str, password: str) -> None:  # noqa: ANN001
+    page.goto(harness.base + "/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+    expect(page.locator("#toasts")).to_contain_text(f"Signed in as {username}.")
+
+
+def test_bulk_reject_over_a_filter_leaves_another_reviewers_claim_alone(server):
+    """Three bursts about "bulk-…" subjects and one other. A second reviewer claims one of the three; the
+    first filters the desk by subject (the filter goes into the URL), opens "Reject all matching…", sees the
+    count, the sample and the claimed batch left out, and confirms: the desk and the badge follow, the agent
+    sees none of the rejected facts, and the claimed batch still waits."""
+    harness, info = server
+    agent = info["agent"]
+    for subject, word in (("bulk-a", "ardvark"), ("bulk-b", "bison"), ("bulk-c", "caracal")):
+        send_burst(harness, subject, word)
+    send_burst(harness, "keep-me", "kiwi")
+    a, b, c, keep = (batch_of(harness, s) for s in ("bulk-a", "bulk-b", "bulk-c", "keep-me"))
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            ria = browser.new_context(viewport={"width": 1366, "height": 900})
+            second = ria.new_page()
+            second.set_default_timeout(15_000)
+            second.on("pageerror", lambda exc: errors.append(str(exc)))
+            sign_in(second, harness, info["second_username"], info["password"])
+            second.goto(harness.base + f"/agents/{agent}/quarantine/")
+            second.locator(f"#batch-{b} .claim-form button").click()
+            expect(second.locator(f"#batch-{b} .claim-badge")).to_contain_text("Claimed by you")
+            ria.close()
+
+            page = browser.new_page(viewport={"width": 1366, "height": 900})
+            page.set_default_timeout(15_000)
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+            sign_in(page, harness, info["username"], info["password"])
+            page.goto(harness.base + f"/agents/{agent}/quarantine/")
+            expect(page.locator("#desk .batch-card")).to_have_count(4)
+            page.fill("#q-subject", "bulk")
+            page.press("#q-subject", "Enter")
+            expect(page).to_have_url(re.compile(r"q=bulk"))
+            expect(page.locator("#desk .batch-card")).to_have_count(3)
+            expect(page.locator(f"#batch-{b} .claim-holder")).to_have_text(f"user:{info['second_username']}")
+
+            page.click("#bulk-reject")
+            panel = page.locator("#bulk-panel .bulk-panel")
+            expect(panel.locator(".bulk-n")).to_have_text("2")
+            expect(panel.locator(".bulk-sample li")).to_have_count(2)
+            expect(panel.locator(".bulk-held")).to_contain_text(f"#{b} by user:{info['second_username']}")
+            expect(panel.locator("input[name=confirm]")).to_have_count(0)  # 2 is under the threshold
+            panel.locator("select[name=reason]").select_option("poisoning")
+            panel.locator("input[name=note]").fill("one bot, three subjects")
+            panel.locator("button[type=submit]").click()
+            expect(panel.locator(".bulk-outcome")).to_have_text(
+                "Rejected 2 batches. 1 held by another reviewer left alone."
+            )
+            # the desk reloads itself (same filter) and the badge counts down by out-of-band swap
+            expect(page.locator("#desk .batch-card")).to_have_count(1)
+            expect(page.locator(f"#batch-{b}")).to_have_attribute("data-status", "pending")
+            expect(page.locator("#quarantine-count")).to_have_attribute("data-count", "2")
+            page.locator("[data-close-bulk]").first.click()
+            expect(page.locator("#bulk-panel .bulk-panel")).to_have_count(0)
+            page.goto(harness.base + f"/agents/{agent}/audit/?action=quarantine_denied")
+            expect(page.locator("#audit-table tbody tr")).to_have_count(2)  # one entry per batch
+        finally:
+            browser.close()
+    assert errors == []
+    assert search(harness, "ardvark") == set() and search(harness, "caracal") == set()
+    statuses = {int(r["id"]): r["status"] for r in harness.query("SELECT id, status FROM approvals")}
+    assert statuses == {a: "denied", b: "pending", c: "denied", keep: "pending"}
