@@ -2747,6 +2747,9 @@ _Z_DEST = (
 )
 _Z_DATA = (
     "身分证",
+    "护照",
+    "驾照",
+    "病历",
     "身份证",
     "信用卡",
     "密码",
@@ -2855,7 +2858,7 @@ def _near(tokens: list[str], j: int, pool: frozenset[str], before: int, after: i
 
 _L_EXTRACT = _words(
     "print show reveal tell give list paste output dump echo recite spell repeat translate quote copy share display "
-    "write summarize summarise disclose expose what which"
+    "write summarize summarise disclose expose what which what's"
 )
 _L_PROMPT = _words(
     "prompt prompts instructions instruction rules configuration config context preamble directives guidelines "
@@ -2878,6 +2881,9 @@ _P_PROMPT = _Phrases(
         "before my first message",
         "instructions file",
         "you were instructed",
+        "were you told",
+        "you were told not",
+        "you've been told",
         "were you instructed",
         "you were programmed",
         "hidden preamble",
@@ -3022,7 +3028,9 @@ _L_ANY = (
     | _L_TOOL_CALL
     | _words("user users customer customers client patient employee owner")
     | _L_PROMPT
-    | _words("developer system initial first hidden instructed programmed preamble initialized end ends over")
+    | _words(
+        "developer system initial first hidden instructed programmed preamble initialized end ends over told"
+    )
     | _L_STOP
 )
 
@@ -3263,6 +3271,7 @@ _USER_TASK = re.compile(
     r"\b(?:ignore|disregard|forget|stop|skip|abandon|drop|discard|override|overrule|not follow|stop following|"
     r"set aside|put aside|leave aside|don't do|do not do|don't answer|do not answer)\s+"
     r"(?:what\s+the\s+user\s+(?:asked|wants|requested|said|typed|wrote|needs)|"
+    r"whatever\s+(?:the\s+user|they|he|she)\s+(?:asked|wants|requested|said|typed)|"
     r"the\s+(?:user|user's|users'|reader's|human's)\s+(?:original\s+|actual\s+)?(?:request|question|instructions?|"
     r"task|query|prompt|ask|wishes|commands?|demands?|requirements?)\b)"
     r"|\bthe\s+user'?s\s+(?:request|question|task|instructions?)\s+(?:no longer matters?|doesn't matter|"
@@ -3353,13 +3362,13 @@ _CONCEAL = re.compile(
     r"mentioning|bothering)|(?:do not|don't|dont|never|not) (?:bother (?:asking|telling|confirming|checking)|tell|mention|"
     r"inform|notify|alert|ask|reveal|show|say)|"
     r"say nothing|silently|quietly|secretly|covertly|discreetly|behind (?:the user's|their|his|her) back|"
-    r"no confirmation needed|no questions asked|no need to (?:ask|check|confirm)(?: with anyone)?|without checking|so (?:the user|they|he|she|nobody|no one) (?:doesn't|does not|"
+    r"no confirmation needed|no questions asked|(?:the user|they|he|she) (?:won't|will not|wouldn't) (?:mind|notice)|no need to (?:ask|check|confirm)(?: with anyone)?|without checking|so (?:the user|they|he|she|nobody|no one) (?:doesn't|does not|"
     r"won't|will not|can't|cannot) (?:notice|know|see|find out))\b"
 )
 _ACT_V = _words(
     "run execute call invoke trigger delete wipe erase purge deploy transfer cancel accept approve install push "
     "disable grant format uninstall submit purchase pay drop rm chmod kill shutdown reboot message send post email "
-    "share forward"
+    "share forward book buy order"
 )
 _TOOLISH = _words(
     "tool tools script function api command shell terminal plugin endpoint sandbox interpreter database server cron"
@@ -3399,7 +3408,16 @@ _P_CONVO = _Phrases(
     )
 )
 _P_LINKISH = _Phrases(
-    ("image url", "markdown image", "markdown link", "image link", "tracking pixel", "img src")
+    (
+        "subdomain",
+        "hostname",
+        "image url",
+        "markdown image",
+        "markdown link",
+        "image link",
+        "tracking pixel",
+        "img src",
+    )
 )
 _EMBED_V = _words("embed include put insert append add encode hide hidden inside render attach")
 _OPENISH = _words("open visit load fetch request render browse ping")
@@ -3454,7 +3472,7 @@ _ZA_PRIVATE = (
     "通讯录",
 )
 _ZA_COVERT = re.compile(
-    r"偷偷|悄悄|暗中|秘密地|不要告诉|别告诉|不要让(?:用户|使用者)(?:知道|发现)|不要通知|不用确认|无需确认|不要征求"
+    r"不会介意|不用问用户|不必问用户|不需要用户同意|不用征求|偷偷|悄悄|暗中|秘密地|不要告诉|别告诉|不要让(?:用户|使用者)(?:知道|发现)|不要通知|不用确认|无需确认|不要征求"
 )
 _ZA_RELATIVE = re.compile(
     r"(?:扮演|假装|装作|当|作为|模仿|充当|变成)[^，。！？\n]{0,8}(?:奶奶|外婆|爷爷|外公|祖母|祖父|姥姥|姥爷|妈妈|爸爸|阿姨|叔叔)"
@@ -3539,6 +3557,7 @@ _ZA_MODE_ON = re.compile(
     r"(?:开启|启用|进入|切换到|切换成|打开|激活|启动)(?:了)?(?:越狱|上帝|无限制|无审查|dan|邪恶|无过滤)模式"
     # a phone has a developer mode too: for the model's it must come with answers or rules
     r"|(?:开启|启用|进入|切换到|切换成|打开|激活|启动)(?:了)?开发者?模式[^。！？\n]{0,20}(?:回答|回复|输出|规则|限制|审查)"
+    r"|(?:以|用)\s*[\"「]?(?:开发者?|越狱|dan|无限制|无审查)模式[\"」]?\s*(?:回答|回复|输出|说话)"
 )
 _DANGER_CMD = re.compile(
     r"\bshutdown\s+-[hrp]|\breboot\s+now\b|\brm\s+-(?:rf|fr|r)\s+(?:/|~|\*|\$home|--no-preserve-root)|\bmkfs\b|"
@@ -3555,6 +3574,27 @@ _DICTATED = re.compile(
     r"email|e-mail|article|site|website|product|review|text|file|message|content|listing|thread|cv|resume)\s+as\s*"
     r"(?::|\"|')"
     r"|\bignore the (?:user|reader|human)\b(?!')\s*[.,;:!]"
+)
+_ANSWER_BARE = re.compile(
+    r"\b(?:answer|respond|reply|write|talk|speak)\s+(?:me\s+)?without\s+(?:any\s+|all\s+|the\s+|your\s+)?"
+    r"(?:moraliz\w*|moralis\w*|lectur\w*|warnings?|disclaimers?|caveats?|refusals?|refusing|censor\w*|filter\w*|"
+    r"safety\s+\w+|ethic\w*)"
+)
+_CLAIMED_AUTH = re.compile(
+    r"\b(?:the user|the owner|the customer|your user|the account holder|they)\s+(?:has|have)?\s*(?:already\s+)?"
+    r"(?:authori[sz]ed|allowed|permitted|approved|consented to|agreed to|asked for|wants)\s+(?:you|the assistant|"
+    r"the agent|the ai)\s+to\b"
+)
+_URL_TEMPLATE = re.compile(
+    r"https?://[^\s)\]\"']*[?&][\w-]+=(?:\{\{?[^}\s]{1,40}\}?\}|\$\(?[\w.]+\)?|\[[a-z_ ]{2,30}\]|<[a-z_ ]{2,30}>|"
+    r"%[a-z_]{3,30}%)"
+)
+_URL_PARAM = re.compile(r"https?://[^\s)\]\"']*[?&][\w-]+=([a-z_]{3,30})\b")
+_ACCOUNT_TAKEOVER = re.compile(
+    r"\b(?:change|reset|set|update|replace)\s+(?:the user's|the customer's|their|his|her)\s+(?:password|passcode|"
+    r"e-?mail(?: address)?|recovery (?:email|phone)|2fa|mfa|phone number|pin)\s+to\b"
+    r"|\b(?:create|add|make|register)\s+(?:a\s+|an\s+)?(?:new\s+)?(?:hidden\s+|secret\s+)?(?:admin|administrator|root|"
+    r"superuser|owner)\s+(?:account|user|login)\b"
 )
 _ABOVE_FAKE = re.compile(
     r"\b(?:the above|everything above|all of the above|the text above|the previous text|the preceding text)\s+"
@@ -3606,6 +3646,27 @@ def _lex_general(text: str, relaxed: bool) -> list[tuple[str, str]]:
         out.append(("tool_abuse", "ta.lex.dangerous_command"))
     if (" as" in text or "ignore the" in text) and _DICTATED.search(text):
         out.append(("instruction_override", "io.lex.dictated_output"))
+    if "without" in text and _ANSWER_BARE.search(text):
+        out.append(("instruction_override", "io.lex.skip_safety"))
+    if "to" in text and _CLAIMED_AUTH.search(text):
+        words_a = set(_LEX_TOKEN.findall(text))
+        if words_a & _L_SEND and (
+            words_a & _L_DATA_STRONG or _P_DATA.in_clause(words_a, f" {' '.join(words_a)} ")
+        ):
+            out.append(("data_exfiltration", "de.lex.claimed_consent"))
+        elif words_a & (_ACT_V | _words("buy book order")) or words_a & _TOOLISH:
+            out.append(("tool_abuse", "ta.lex.claimed_consent"))
+    if "://" in text and "=" in text:
+        if _URL_TEMPLATE.search(text):
+            out.append(("data_exfiltration", "de.lex.url_template"))
+        else:
+            for m in _URL_PARAM.finditer(text):
+                slot = m.group(1)
+                if re.search(rf"\b(?:replace|fill in|substitute|swap)\s+(?:the\s+)?{slot}\b", text):
+                    out.append(("data_exfiltration", "de.lex.url_template"))
+                    break
+    if _ACCOUNT_TAKEOVER.search(text) and set(_LEX_TOKEN.findall(text)) & _TOOLISH:
+        out.append(("tool_abuse", "ta.lex.account_takeover"))
     if "above" in text and _ABOVE_FAKE.search(text):
         out.append(("termination_manipulation", "tm.lex.above_was_fake"))
     if ("curl" in text or "wget" in text) and _DOWNLOAD_RUN.search(text):
@@ -3771,6 +3832,16 @@ def _spaced_view(text: str) -> tuple[str, str] | None:
     return joined, "\n".join(_NON_WORD.sub("", run) for run in runs)
 
 
+_HYPHEN_SPLIT = re.compile(r"\b[a-z]{1,12}(?:-[a-z]{1,12})+\b")
+
+
+def _dehyphen(m: re.Match[str]) -> str:
+    """Join a hyphen-split word when the join is a word the rules use ("instruc-tions"), else leave it."""
+    word = m.group()
+    glued = word.replace("-", "")
+    return glued if glued in _VOCAB and len(glued) >= 5 else word
+
+
 def _leet_view(text: str) -> str | None:
     """``1gn0r3 4ll pr3v10us`` -> ``ignore all previous``; None unless some chunk turns into a rule word."""
     useful = False
@@ -3878,6 +3949,11 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
         spaced_raw = _spaced_view(folded_nozw)
         if spaced_raw is not None:
             _run(_RAW_RULES, _View(spaced_raw[0]), prefix + "spaced", found, False)
+    if "-" in text_view and _HYPHEN_SPLIT.search(text_view):
+        joined_h = _HYPHEN_SPLIT.sub(_dehyphen, text_view)
+        if joined_h != text_view:  # "ig-nore prev-ious instruc-tions"
+            _run(_TEXT_RULES, _View(joined_h), prefix + "dehyphen", found, False)
+            _lexical(joined_h, prefix + "dehyphen", found, False)
     leet = _leet_view(text_view)
     if leet is not None:
         _run(_TEXT_RULES, _View(leet), prefix + "leet", found, False)
