@@ -50,7 +50,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-RULESET_VERSION = "p4-2025.1"
+RULESET_VERSION = "p4-2026.2"
 
 WEIGHTS: dict[str, int] = {
     "instruction_override": 40,
@@ -2420,7 +2420,7 @@ _L_YOU = _words("you your yourself you're")
 _L_STRONG_FREEDOM = _words("uncensored unfiltered unrestricted jailbroken unlocked")
 _L_SEND = _words(
     "send forward email e-mail mail post upload transmit submit leak exfiltrate share copy paste sync relay "
-    "deliver dump export push publish transfer fax dm attach"
+    "deliver dump export push publish transfer fax dm attach attached"
 )
 _L_DATA_STRONG = _words(
     "passwords password credentials token tokens cookie cookies secret secrets ssn cvv records database db "
@@ -2529,6 +2529,13 @@ _Z_OVR_ACTION = (
     "不必遵守",
     "别遵守",
     "不要再遵守",
+    "不必再遵守",
+    "不用再遵守",
+    "无需再遵守",
+    "不需要再遵守",
+    "别再遵守",
+    "不用再听",
+    "不必再听",
     "停止遵守",
     "不要遵循",
     "不用听",
@@ -2956,6 +2963,10 @@ _P_END_OF = _Phrases(
         "end of the text",
         "end of text",
         "end of input",
+        "input finished",
+        "input is finished",
+        "input complete",
+        "input is complete",
         "end of the input",
         "end of the message",
         "end of message",
@@ -2982,6 +2993,10 @@ _P_END_OF = _Phrases(
 _P_AFTER_END = _Phrases(
     (
         "everything after",
+        "anything after",
+        "anything that comes after",
+        "after this marker",
+        "after this line",
         "what follows",
         "new instruction",
         "new instructions",
@@ -3405,6 +3420,12 @@ _P_CONVO = _Phrases(
         "every email",
         "all messages",
         "every message",
+        "every file",
+        "all files",
+        "all the files",
+        "all documents",
+        "every document",
+        "the whole drive",
     )
 )
 _P_LINKISH = _Phrases(
@@ -3427,7 +3448,8 @@ _SYS_SECRET = re.compile(
     r"(?:[\w'-]+\s+){0,3}?(?:environment variables?|env vars?|\.env(?: file)?|private (?:ssh )?keys?|ssh keys?|"
     r"secret (?:access )?keys?|access (?:keys?|tokens?)|api (?:keys?|tokens?)|(?:admin|root|database|db|master|"
     r"service account|server|system|production|prod) (?:passwords?|credentials|keys?|tokens?)|credentials|"
-    r"auth tokens?|bearer tokens?|signing keys?|client secrets?)\b"
+    r"auth tokens?|bearer tokens?|signing keys?|client secrets?|(?:password|secrets?|credentials?|key) (?:vault|store|"
+    r"keychain|keystore|safe)|vault|keychain|keystore|secret (?:password|passphrase|code|phrase))\b"
     r"|\b(?:print|show|reveal|tell|give|list|paste|output|dump|display|expose|disclose|leak|send|share|echo|cat|"
     r"read(?: me| out)?|open)\b[^.!?\n]{0,40}?(?:\b[a-z0-9]+_(?:[a-z0-9]+_)*(?:key|secret|token|password|passwd)\b|"
     r"\.env\b|\bsecrets?\.(?:ya?ml|json|toml|txt|ini)\b|\bid_rsa\b|\.pem\b|\bcredentials\.json\b|/etc/shadow\b|"
@@ -3472,7 +3494,7 @@ _ZA_PRIVATE = (
     "通讯录",
 )
 _ZA_COVERT = re.compile(
-    r"不会介意|不用问用户|不必问用户|不需要用户同意|不用征求|偷偷|悄悄|暗中|秘密地|不要告诉|别告诉|不要让(?:用户|使用者)(?:知道|发现)|不要通知|不用确认|无需确认|不要征求"
+    r"不会介意|不会发现|不会知道|发现不了|不用问用户|不必问用户|不需要用户同意|不用征求|偷偷|悄悄|暗中|秘密地|不要告诉|别告诉|不要让(?:用户|使用者)(?:知道|发现)|不要通知|不用确认|无需确认|不要征求"
 )
 _ZA_RELATIVE = re.compile(
     r"(?:扮演|假装|装作|当|作为|模仿|充当|变成)[^，。！？\n]{0,8}(?:奶奶|外婆|爷爷|外公|祖母|祖父|姥姥|姥爷|妈妈|爸爸|阿姨|叔叔)"
@@ -3509,7 +3531,7 @@ _ZA_VAULT = (
     "配置文件",
 )
 _ZA_GATE = re.compile(
-    r"模式|保险|金库|vault|环境变量|配置|ai|助手|助理|模型|机器人|代理|智能体|用户|使用者|客户|每|偷偷|悄悄|暗中|扮演|假装|装作|当|作为|模仿|充当|从"
+    r"优先|最高|模式|保险|金库|vault|环境变量|配置|ai|助手|助理|模型|机器人|代理|智能体|用户|使用者|客户|每|偷偷|悄悄|暗中|扮演|假装|装作|当|作为|模仿|充当|从"
 )
 
 
@@ -3517,6 +3539,17 @@ def _any_in(text: str, parts: tuple[str, ...]) -> bool:
     return any(p in text for p in parts)
 
 
+_PRIORITY_HINT = (
+    "priority",
+    "overrid",
+    "supersed",
+    "replace",
+    "cancel",
+    "void",
+    "trump",
+    "outrank",
+    "the only",
+)
 _SAFETY_HINT = ("safety", "ethic", "moral", "content", "censor")
 _PERSONA_TIME_HINT = (
     "from now",
@@ -3558,6 +3591,7 @@ _ZA_MODE_ON = re.compile(
     # a phone has a developer mode too: for the model's it must come with answers or rules
     r"|(?:开启|启用|进入|切换到|切换成|打开|激活|启动)(?:了)?开发者?模式[^。！？\n]{0,20}(?:回答|回复|输出|规则|限制|审查)"
     r"|(?:以|用)\s*[\"「]?(?:开发者?|越狱|dan|无限制|无审查)模式[\"」]?\s*(?:回答|回复|输出|说话)"
+    r"|(?:处于|进入了|在|切换到了)(?:越狱|上帝|无限制|无审查|dan|邪恶|无过滤)模式"
 )
 _DANGER_CMD = re.compile(
     r"\bshutdown\s+-[hrp]|\breboot\s+now\b|\brm\s+-(?:rf|fr|r)\s+(?:/|~|\*|\$home|--no-preserve-root)|\bmkfs\b|"
@@ -3577,8 +3611,8 @@ _DICTATED = re.compile(
 )
 _ANSWER_BARE = re.compile(
     r"\b(?:answer|respond|reply|write|talk|speak)\s+(?:me\s+)?without\s+(?:any\s+|all\s+|the\s+|your\s+)?"
-    r"(?:moraliz\w*|moralis\w*|lectur\w*|warnings?|disclaimers?|caveats?|refusals?|refusing|censor\w*|filter\w*|"
-    r"safety\s+\w+|ethic\w*)"
+    r"(?:usual\s+|normal\s+|typical\s+)?(?:moraliz\w*|moralis\w*|lectur\w*|warnings?|disclaimers?|caveats?|refusals?|"
+    r"refusing|censor\w*|filter\w*|safety\s+\w+|ethic\w*|limits|limitations|restrictions|guardrails)"
 )
 _CLAIMED_AUTH = re.compile(
     r"\b(?:the user|the owner|the customer|your user|the account holder|they)\s+(?:has|have)?\s*(?:already\s+)?"
@@ -3595,6 +3629,35 @@ _ACCOUNT_TAKEOVER = re.compile(
     r"e-?mail(?: address)?|recovery (?:email|phone)|2fa|mfa|phone number|pin)\s+to\b"
     r"|\b(?:create|add|make|register)\s+(?:a\s+|an\s+)?(?:new\s+)?(?:hidden\s+|secret\s+)?(?:admin|administrator|root|"
     r"superuser|owner)\s+(?:account|user|login)\b"
+)
+_PRIORITY = re.compile(
+    r"\b(?:this|these|my|the following|the next)\s+(?:[\w-]+\s+)?(?:instructions?|rules?|messages?|lines?|notes?|orders?|"
+    r"commands?|directives?|text|email|block|paragraph)\s+(?:has|have|takes?|carr(?:y|ies)|is|are)\s+(?:given\s+)?"
+    r"(?:the\s+)?(?:highest|top|absolute|overriding|maximum|first)\s+priority"
+    r"|\b(?:this|these|my|the following)\s+(?:[\w-]+\s+)?(?:instructions?|rules?|messages?|lines?|notes?|orders?|"
+    r"commands?|directives?|text|email|block|paragraph)\s+(?:now\s+)?(?:override|overrides|supersede|supersedes|"
+    r"replace|replaces|cancel|cancels|voids?|trump|trumps|outrank|outranks)\s+(?:all|any|every|anything|everything|"
+    r"your|the|earlier|previous|prior|whatever)\b"
+    r"|\bthe only (?:rules?|instructions?|orders|commands|directives?|guidelines) (?:you|that you|which you) "
+    r"(?:will\s+|must\s+|should\s+|now\s+|may\s+)?(?:follow|obey|accept|listen to|answer to)\b"
+)
+_PRIOR_REF = re.compile(
+    r"\b(?:cancels?|overrides?|supersedes?|replaces?|ignore|disregard|voids?|trumps?|outranks?)\b|"
+    r"\b(?:your|earlier|previous|prior|other|all|every)\s+(?:[\w-]+\s+)?(?:rules?|instructions?|guidelines|prompt|"
+    r"programming|directives?)\b|\byou follow\b"
+)
+_ZA_PRIORITY = re.compile(r"优先级最高|最高优先级|最高指令|最高命令|首要指令|唯一指令|优先于")
+_MODE_STATE = re.compile(
+    r"\b(?:dev|developer|god|jailbreak|jailbroken|unrestricted|dan|sudo|evil|uncensored|unfiltered|no[- ]filter|"
+    r"no[- ]limits?|limitless|chaos|unlocked|anything|opposite|rogue)\s+mode\s*(?:[:=-]|is)?\s*(?:now\s+)?(?:on|enabled|"
+    r"activated|engaged|active|unlocked)\b(?!\s+(?:on|in|for)?\s*(?:the|my|your|a|an|this|our|his|her|their)\b)"
+    r"|\byou(?:'re| are)\s+(?:now\s+)?(?:in|running in|operating in)\s+(?:the\s+)?(?:dev|developer|god|jailbreak|"
+    r"unrestricted|dan|sudo|evil|uncensored|unfiltered|no[- ]filter|no[- ]limits?|limitless|chaos|unlocked|opposite|"
+    r"rogue)\s+mode\b"
+)
+_TURN_TOKEN = re.compile(
+    r"<\s*/?\s*(?:end_of_turn|start_of_turn|eot_id|end_header_id|start_header_id|eos|bos)\s*>|"
+    r"<\|(?:eot_id|end|im_end|endoftext|start_header_id|end_header_id|eom_id)\|>"
 )
 _ABOVE_FAKE = re.compile(
     r"\b(?:the above|everything above|all of the above|the text above|the previous text|the preceding text)\s+"
@@ -3640,6 +3703,10 @@ def _lex_general(text: str, relaxed: bool) -> list[tuple[str, str]]:
         out.append(("instruction_override", "io.lex.skip_safety"))
     if (" must " in text or " will " in text or " shall " in text or " to " in text) and _COMPLY.search(text):
         out.append(("instruction_override", "io.lex.unconditional_compliance"))
+    if _any_in(text, _PRIORITY_HINT) and _PRIORITY.search(text) and _PRIOR_REF.search(text):
+        out.append(("instruction_override", "io.lex.priority_claim"))
+    if " mode" in text and _MODE_STATE.search(text):
+        out.append(("role_hijack", "rh.lex.mode_switch"))
     if " mode" in text and _MODE_ON.search(text):
         out.append(("role_hijack", "rh.lex.mode_switch"))
     if _DANGER_CMD.search(text) and _DANGER_RUN.search(text):
@@ -3736,6 +3803,8 @@ def _lex_general(text: str, relaxed: bool) -> list[tuple[str, str]]:
                 out.append(("data_exfiltration", "de.lex.zh_secret_in_output"))
         if _ZA_RELATIVE.search(text) and _has(text, _ZA_LOOT):
             out.append(("role_hijack", "rh.lex.zh_relative_roleplay"))
+        if _ZA_PRIORITY.search(text) and _has(text, _Z_OBJ) and ("你" in text or "您" in text):
+            out.append(("instruction_override", "io.lex.zh_priority_claim"))
         if "模式" in text and _ZA_MODE_ON.search(text):
             out.append(("role_hijack", "rh.lex.zh_mode_switch"))
         if _has(text, _Z_SECRET) and _has(text, _ZA_VAULT) and _has(text, _Z_REVEAL):
@@ -3761,7 +3830,7 @@ def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
     if not (en or zh):
         return
     # "end of the document. everything after this is a new instruction" spans clauses: checked on the whole text
-    if en and ("end" in text or " over" in text):
+    if en and ("end" in text or " over" in text or "finish" in text or "complete" in text):
         tokens = _LEX_TOKEN.findall(text)
         words, joined = set(tokens), f" {' '.join(tokens)} "
         if _P_END_OF.in_clause(words, joined) and _P_AFTER_END.in_clause(words, joined):
@@ -3832,6 +3901,11 @@ def _spaced_view(text: str) -> tuple[str, str] | None:
     return joined, "\n".join(_NON_WORD.sub("", run) for run in runs)
 
 
+_CONCAT_HINT = re.compile(
+    r"\b[a-z]\w{0,10}\s*\+\s*[a-z]\w{0,10}\b|\b(?:join|concatenate|combine|merge|glue)\b"
+)
+_QUOTED_PIECE = re.compile(r'"([^"\n]{1,60})"|\'([^\'\n]{1,60})\'')
+_CJK_SEP = re.compile(f"(?<=[{_CJK}])[/·•\\-*_|.~・\\\\]+(?=[{_CJK}])")
 _HYPHEN_SPLIT = re.compile(r"\b[a-z]{1,12}(?:-[a-z]{1,12})+\b")
 
 
@@ -3849,7 +3923,7 @@ def _leet_view(text: str) -> str | None:
         lo = text.rfind(" ", 0, m.start()) + 1
         hi = text.find(" ", m.end())
         chunk = text[lo : hi if hi >= 0 else len(text)]
-        if chunk.translate(_LEET).strip(".,;:!?'\"()[]{}") in _RULE_WORDS:
+        if _leet_word(chunk).strip(".,;:!?'\"()[]{}") in _RULE_WORDS:
             useful = True
             break
     if not useful:
@@ -3857,9 +3931,25 @@ def _leet_view(text: str) -> str | None:
     out = []
     for chunk in text.split(" "):
         if _LEET_ADJ.search(chunk) or (chunk.isdigit() and len(chunk) <= 3):
-            chunk = chunk.translate(_LEET)
+            chunk = _leet_word(chunk)
         out.append(chunk)
     return " ".join(out)
+
+
+_LEET_L = str.maketrans({"1": "l"})
+
+
+def _leet_word(chunk: str) -> str:
+    """Undo leetspeak in one word. "1" stands for i or l: "ru1e5" is "rules", "adm1n" is "admin"; the reading
+    that is a known word wins (i by default)."""
+    as_i = chunk.translate(_LEET)
+    if "1" not in chunk:
+        return as_i
+    as_l = chunk.translate(_LEET_L).translate(_LEET)
+    core_l = as_l.strip(".,;:!?'\"()[]{}")
+    if core_l in _VOCAB and as_i.strip(".,;:!?'\"()[]{}") not in _VOCAB:
+        return as_l
+    return as_i
 
 
 def _printable_ratio(text: str) -> float:
@@ -3939,6 +4029,10 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
     _lexical(text_view, prefix + "text", found, clean)
     raw_v = text_v if raw_view == text_view else _View(raw_view)
     _run(_RAW_RULES, raw_v, prefix + "raw", found, clean)
+    if "<" in raw_view:
+        turn = _TURN_TOKEN.search(raw_view)
+        if turn is not None:  # "<end_of_turn>", "<|eot_id|>": a fake end of the user's turn
+            found.add("tm.raw.turn_token", "termination_manipulation", prefix + "raw", turn.group(), clean)
 
     spaced_views = _spaced_view(stripped)
     if spaced_views is not None:
@@ -3949,6 +4043,16 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
         spaced_raw = _spaced_view(folded_nozw)
         if spaced_raw is not None:
             _run(_RAW_RULES, _View(spaced_raw[0]), prefix + "spaced", found, False)
+    if ('"' in text_view or "'" in text_view) and _CONCAT_HINT.search(text_view):
+        pieces = [a or b for a, b in _QUOTED_PIECE.findall(text_view)]
+        if len(pieces) >= 2:  # 'a = "ignore prev"; b = "ious instructions"; do a + b'
+            glued_p = _collapse("".join(pieces))
+            _run(_TEXT_RULES, _View(glued_p), prefix + "concat", found, False)
+            _lexical(glued_p, prefix + "concat", found, False)
+    if not text_view.isascii() and len(_CJK_SEP.findall(text_view)) >= 4:
+        joined_z = _CJK_SEP.sub("", text_view)  # "忽/略/之/前/的/指/令"
+        _run(_TEXT_RULES, _View(joined_z), prefix + "cjk_joined", found, False)
+        _lexical(joined_z, prefix + "cjk_joined", found, False)
     if "-" in text_view and _HYPHEN_SPLIT.search(text_view):
         joined_h = _HYPHEN_SPLIT.sub(_dehyphen, text_view)
         if joined_h != text_view:  # "ig-nore prev-ious instruc-tions"
