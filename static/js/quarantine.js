@@ -190,6 +190,11 @@
     var now = Date.now() + skew;
     if (!lastUndo || Date.parse(lastUndo.until) <= now) {
       lastUndo = null;
+      // after a reload: the selected card's undo, else the only one still offered on the page
+      var card = selected();
+      var forms = document.querySelectorAll("#desk .undo-form");
+      var form = (card && card.querySelector(".undo-form")) || (forms.length === 1 ? forms[0] : null);
+      if (submit(form)) return;
       if (window.memdeskToast) window.memdeskToast("Nothing to undo: the undo window has passed.", "info");
       return;
     }
@@ -285,9 +290,11 @@
   document.addEventListener("click", function (event) {
     if (!event.target.closest) return;
     if (event.target.closest("[data-keys-help]")) toggleHelp();
-    if (event.target.closest("[data-close-bulk]")) {
-      var panel = document.getElementById("bulk-panel");
-      if (panel) panel.textContent = "";
+    var close = event.target.closest("[data-close-bulk]");
+    var panel = document.getElementById("bulk-panel");
+    if (close && panel && panel.contains(close)) {
+      event.preventDefault(); // a link back to the desk without JavaScript; here it just closes the panel
+      panel.textContent = "";
     }
   });
 
