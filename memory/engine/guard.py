@@ -6,6 +6,15 @@ every later one until the window drains are quarantined together: their rows bec
 had changed are re-derived (so reads return what they returned before the burst), and one approval request per
 (agent, origin, subject) waits for a reviewer. Approve applies the writes as if written then; reject (or the TTL
 running out) retracts them and crushes their trust.
+
+Reviewers work the desk as a queue. A *claim* (``quarantine_claim``) holds a batch for one reviewer for a while;
+a person's decision on a batch someone else holds is refused (``claimed_by_other``) until the claim is
+released, decided or past its time (claims are compared with the clock, never swept). Every decision is one
+conditional UPDATE on the pending row, so exactly one of two racing claims/decisions wins. A person's decision
+keeps a snapshot of what it changed and can be undone by its decider for ``UNDO_SECS`` (``quarantine_undo``):
+the writes go back to quarantine as they were, their keys are re-derived, and the batch is pending again with
+the TTL it had left (so the sweep cannot expire it because of the time it spent decided). The undo is a new
+audit decision. ``quarantine_bulk`` decides many batches, each in its own transaction and audit entry.
 """
 
 from __future__ import annotations
@@ -443,15 +452,6 @@ def _is_system(actor: str) -> bool:
 def _claim_free_for(actor: str, t: datetime) -> Q:
     """No live claim by anyone but ``actor`` (claims expire by comparing times: no job releases them)."""
     return Q(claimed_by="") | Q(claimed_by=actor) | Q(claimed_until__isnull=True) | Q(claimed_until__lte=t)
-
-
-def _held_by_other(request: ApprovalRequest, actor: str, t: datetime) -> bool:
-    return bool(
-        request.claimed_by
-        and request.claimed_by != actor
-        and request.claimed_until is not None
-        and request.claimed_until > t
-    )
 
 
 def _claimed_by_other(request: ApprovalRequest) -> ClaimedByOther:
