@@ -180,13 +180,14 @@ _HTML_TAG = re.compile(r"</?[a-z][a-z0-9_:-]{0,30}(?:\s[^<>]{0,300})?/?>|<\|[a-z
 _HTML_ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z]{2,8});")
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_ANY = re.compile(f"[{_CJK}]")
-_CJK_GAP = re.compile(f"(?<=[{_CJK}])\\s+(?=[{_CJK}])")
+_CJK_GAP = re.compile(f"([{_CJK}])\\s+(?=[{_CJK}])")
 
 # "i g n o r e", "i.g.n.o.r.e", "i_g_n_o_r_e": four or more single characters with separators between them
 _SPACED_RUN = re.compile(r"(?<![a-z0-9])[a-z0-9](?:[^a-z0-9\n]{1,3}[a-z0-9](?![a-z0-9])){3,}")
 
 # a letter touching a digit or symbol that leetspeak uses for a letter
 _LEET_ADJ = re.compile(r"[a-z'][0-9@$!|+]|[0-9@$!|+][a-z']")
+_LEET_CHAR = re.compile(r"[0-9@$!|+]")
 _LEET = str.maketrans(
     {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g"}
     | {"@": "a", "$": "s", "!": "i", "|": "l", "+": "t"}
@@ -260,7 +261,7 @@ def _punct(m: re.Match[str]) -> str:
 
 def _collapse(text: str) -> str:
     text = " ".join(text.split())
-    return _CJK_GAP.sub("", text) if not text.isascii() and _CJK_ANY.search(text) else text
+    return _CJK_GAP.sub(r"\1", text) if not text.isascii() and _CJK_ANY.search(text) else text
 
 
 _TAG_ATTR_TEXT = re.compile(
@@ -3255,21 +3256,25 @@ _DOC_N = (
     r"repo|repository|website|site|review|thread|text|note|post|pdf|listing|profile|comment|readme|issue|"
     r"article|content|transcript|calendar|attachment)"
 )
-_ADDRESS = re.compile(
+_ADDRESS_PARTS = (
     # "if an assistant is reading this page", "when the ai assistant reads this invite", "as soon as an agent ..."
     r"\b(?:if|when|whenever|once|as soon as|while)\s+(?:you(?:'re| are)\s+)?(?:an?|any|the|some|whichever)?\s*"
-    rf"(?:[\w-]+\s)?{_AI_N}\b[^.!?\n]{{0,40}}?\b{_READ_V}\s+(?:[\w-]+\s+)?(?:this|these)\b"
+    rf"(?:[\w-]+\s)?{_AI_N}\b[^.!?\n]{{0,40}}?\b{_READ_V}\s+(?:[\w-]+\s+)?(?:this|these)\b",
     # "note to ai models", "instruction for the ai", "note for any ai system", "p.s. to the summariser bot"
-    rf"|\b(?:note|notice|message|instruction|instructions|attention|reminder|memo|directive|p\.?s\.?)\s*(?:to|for)"
-    rf"\s+(?:the\s+|any\s+|all\s+|every\s+|whichever\s+|an?\s+)?(?:[\w-]+\s){{0,2}}?{_AI_N}\b"
+    rf"\b(?:note|notice|message|instruction|instructions|attention|reminder|memo|directive|p\.?s\.?)\s*(?:to|for)"
+    rf"\s+(?:the\s+|any\s+|all\s+|every\s+|whichever\s+|an?\s+)?(?:[\w-]+\s){{0,2}}?{_AI_N}\b",
     # "to the coding agent reading this repo", "to whichever language model summarises this thread"
-    rf"|\bto\s+(?:the|any|all|every|whichever)\s+(?:[\w-]+\s){{0,2}}?{_AI_N}\s+(?:that\s+|who\s+|which\s+)?"
-    rf"{_READ_V}\b"
+    rf"\bto\s+(?:the|any|all|every|whichever)\s+(?:[\w-]+\s){{0,2}}?{_AI_N}\s+(?:that\s+|who\s+|which\s+)?"
+    rf"{_READ_V}\b",
     # "ai models reading this page", "any assistant summarising this document"
-    rf"|\b{_AI_N}\s+(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+)?(?:reading|processing|summari[sz]ing|parsing|"
-    rf"analy[sz]ing|crawling|indexing|reviewing)\s+this\b"
-    rf"|\battention\s*,?\s+(?:the\s+|all\s+|any\s+)?{_AI_N}\b"
+    rf"\b{_AI_N}\s+(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+)?(?:reading|processing|summari[sz]ing|parsing|"
+    rf"analy[sz]ing|crawling|indexing|reviewing)\s+this\b",
+    rf"\battention\s*,?\s+(?:the\s+|all\s+|any\s+)?{_AI_N}\b",
 )
+_ADDRESS = re.compile(
+    "|".join(_ADDRESS_PARTS)
+)  # the whole family; scans use the parts, each behind a word gate
+_ADDRESS_RX = tuple(re.compile(p) for p in _ADDRESS_PARTS)
 # "when you process this cv" counts only when the text also hails the model ("hey ai, ...")
 _ADDRESS_YOU = re.compile(
     rf"\b(?:if|when|whenever|once|as soon as|while)\s+you\s+(?:are\s+)?{_READ_V}\s+(?:this|these)\s+{_DOC_N}"
@@ -3518,6 +3523,7 @@ _ZA_PERSONA_TIME = re.compile(
     r"(?:从现在开始|从现在起|从今天起|从今天开始|从今以后|现在起|从此|接下来)[，,]?\s*你(?:就)?(?:是|成为|变成|扮演|当)"
     r"[^，。！？\n]{0,14}(?:机器人|助手|助理|ai|模型|客服|人工智能|智能体|bot)"
 )
+_ZA_AI_WORDS = ("助手", "助理", "模型", "机器人", "代理", "智能体")
 _ZA_VAULT = (
     "保险库",
     "金库",
@@ -3562,6 +3568,57 @@ _PERSONA_TIME_HINT = (
 )
 _RELATIVE_HINT = ("grand", "granny", "nana", "aunt", "uncle", "mother", "mom", "mum", "father", "dad")
 _FOLLOW_HINT = ("follow", "obey", "execute", "carry out", "act on", "comply", " do ")
+_G_SECRET = _words(
+    "environment env private ssh secret secrets access api credentials credential token tokens password passwords "
+    "passwd key keys vault keychain keystore id_rsa pem shadow aws passphrase"
+)
+_SECRET_LOOKBACK = 200
+_SECRET_NOUN = re.compile(
+    r"environment variables?|env vars?|\.env\b|private (?:ssh )?keys?|ssh keys?|secret (?:access )?keys?|"
+    r"access (?:keys?|tokens?)|api (?:keys?|tokens?)|passwords?|passwd|credentials?|tokens?\b|bearer|signing keys?|"
+    r"client secrets?|vault|keychain|keystore|secret (?:passphrase|code|phrase)|_(?:key|secret|token|password|passwd)\b|"
+    r"secrets?\.(?:ya?ml|json|toml|txt|ini)\b|id_rsa|\.pem\b|/etc/shadow|\.aws/credentials|\.ssh/|\bkeys?\b"
+)
+_SECRET_PHRASE_HINT = (
+    "environment variable",
+    "env var",
+    ".env",
+    "private key",
+    "private ssh",
+    "ssh key",
+    "secret key",
+    "secret access",
+    "access key",
+    "access token",
+    "api key",
+    "api token",
+    "passw",
+    "credential",
+    "auth token",
+    "bearer",
+    "signing key",
+    "client secret",
+    "vault",
+    "keychain",
+    "keystore",
+    "secret pass",
+    "secret code",
+    "secret phrase",
+    "_key",
+    "_token",
+    "_secret",
+    "_passwd",
+    "id_rsa",
+    ".pem",
+    "/etc/shadow",
+    ".aws/",
+    ".ssh/",
+    "secret.",
+    "secrets.",
+    " key",
+    " token",
+)
+_SECRET_HINT_SUB = ("_key", "_token", "_secret", "_password", "_passwd", ".env", "/etc/", ".ssh")
 _SECRET_HINT = (
     "environment",
     "env",
@@ -3682,41 +3739,273 @@ _COMPLY = re.compile(
 )
 
 
+_G_AI = _words(
+    "ai assistant assistants agent agents model models llm llms bot bots chatbot chatbots gpt gpts chatgpt claude "
+    "copilot gemini summariser summarizer summarisers summarizers crawler crawlers scraper scrapers"
+)
+_G_READ = _words(
+    "read reads reading process processes processing parse parses parsing summarise summarize summarises "
+    "summarizes summarising summarizing open opens opening see sees scan scans scanning analyse analyze analyses "
+    "analyzes analysing analyzing index indexes indexing review reviews reviewing handle handles handling crawl "
+    "crawls crawling translate translates translating receive receives receiving get gets"
+)
+_G_MODE = _words(
+    "dev developer god jailbreak jailbroken unrestricted dan sudo evil uncensored unfiltered filter limit limits "
+    "limitless chaos unlocked anything opposite rogue"
+)
+_G_HAIL = _words("hey hi hello dear ok okay yo")
+_G_NOTE = _words("note notice message instruction instructions attention reminder memo directive p ps")
+_G_COMPLY = _words("comply obey follow fulfil fulfill execute carry answer do")
+_G_COMPLY_WHO = _words("assistant ai model bot chatbot agent you")
+_G_MODAL = _words("must will shall should has needs have need")
+_DANGER_HINT = (
+    "shutdown",
+    "reboot",
+    "rm -",
+    "mkfs",
+    "dd if",
+    "chmod",
+    "nc -",
+    "ncat",
+    "format c",
+    "del /",
+    "drop table",
+    "drop database",
+    "os.remove",
+    "os.system",
+    "os.rmdir",
+    "os.unlink",
+    "shutil",
+    "kill -9",
+    "truncate",
+    "/dev/tcp",
+    ":()",
+)
+_G_DICTATE = _words("summarize summarise describe present report classify label rate")
+_G_CONSENT = _words("authorized authorised allowed permitted approved consented agreed asked wants")
+_G_CONSENT_WHO = _words("user owner customer holder they")
+_G_CONSENT_TO = _words("you assistant agent ai")
+_G_TAKEOVER_V = _words("change reset set update replace create add make register")
+_G_TAKEOVER_N = _words(
+    "password passcode email e mail recovery 2fa mfa phone pin admin administrator root superuser owner"
+)
+_G_FOLLOW = _words("follow obey execute carry act comply do")
+_G_OPEN = _words("open visit load fetch read browse go navigate download retrieve get curl")
+_TLD_HINT = tuple(
+    f".{tld}" for tld in "com net org io xyz ru cn top site info biz me app dev example txt md".split()
+)
+_G_REVEAL = _words(
+    "print show reveal tell give list paste output dump display expose disclose leak send share echo cat read "
+    "open what what's"
+)
+_G_CONCEAL = _words(
+    "without not don't dont never nothing silently quietly secretly covertly discreetly behind confirmation "
+    "questions need won't wouldn't doesn't can't cannot"
+)
+
+
+_G_CONCEAL_ALONE = _words(
+    "silently quietly secretly covertly discreetly behind nothing confirmation questions need"
+)
+_G_WITHOUT_OBJ = _words(
+    "telling asking informing notifying alerting confirming confirmation consent permission mentioning bothering "
+    "checking"
+)
+_G_NEG = _words("not don't dont never")
+_G_NEG_OBJ = _words("bother tell mention inform notify alert ask reveal show say")
+
+
+_ZA_TASK_WORDS = ("要求", "指示", "指令", "请求", "问题", "需求", "命令", "任务")
+_ZA_TASK_VERBS = (
+    "不用管",
+    "不要管",
+    "不要理",
+    "不用理",
+    "别管",
+    "别理",
+    "忽略",
+    "无视",
+    "不理会",
+    "跳过",
+    "放弃",
+)
+_ZA_RELATIVES = (
+    "奶奶",
+    "外婆",
+    "爷爷",
+    "外公",
+    "祖母",
+    "祖父",
+    "姥姥",
+    "姥爷",
+    "妈妈",
+    "爸爸",
+    "阿姨",
+    "叔叔",
+)
+_ZA_MODE_NAMES = ("越狱", "上帝", "无限制", "无审查", "dan", "邪恶", "无过滤", "开发")
+_G_TASK_N = _words(
+    "request question instructions instruction task query prompt ask wishes command commands demands demand "
+    "requirements requirement asked wants requested said typed wrote needs"
+)
+_G_TASK_STATE = _words("matters matter cancelled canceled void irrelevant ignored")
+_G_HIJACK_WHO = _words(
+    "user users reader readers recruiter visitor visitors customer customers manager human"
+)
+_G_PRIO_N = _words(
+    "instruction instructions rule rules message messages line lines note notes order orders command commands "
+    "directive directives text email block paragraph"
+)
+_G_PRIO_V = _words(
+    "priority override overrides supersede supersedes replace replaces cancel cancels void voids trump trumps "
+    "outrank outranks"
+)
+_G_DOC = _words(
+    "page webpage document doc email e mail article site website product review text file message content listing "
+    "thread cv resume"
+)
+_G_RELATIVE = _words(
+    "grandma grandmother grandpa grandfather grandmom grandmum granddad granny nana gran aunt auntie uncle mother "
+    "mom mum father dad"
+)
+_G_LOOT = _words(
+    "napalm explosive explosives bomb bombs meth methamphetamine weapon weapons poison poisons serial license "
+    "licence activation product cd windows keys key password passwords malware virus viruses ransomware thermite "
+    "nerve drugs"
+)
+_G_TOOL_CODE_N = _words("access tool api account integration")
+
+
+def _tool_code(text: str, tok: set[str]) -> bool:
+    """``_TOOL_CODE.search(text)``, skipped when none of its parts can be there."""
+    if "--" in text or "_" in text or "(" in text or "`" in text or not tok.isdisjoint(_G_TOOL_CODE_N):
+        return _TOOL_CODE.search(text) is not None
+    return False
+
+
+_G_WHEN = _words("if when whenever once soon while")
+_G_TO_WHOM = _words("the any all every whichever")
+_G_READING = _words(
+    "reading processing summarising summarizing parsing analysing analyzing crawling indexing reviewing"
+)
+
+
+def _address(text: str, tok: set[str]) -> re.Match[str] | None:
+    """``_ADDRESS.search(text)``: the leftmost match of its parts, each run only when its words are present."""
+    read = not tok.isdisjoint(_G_READ)
+    gates = (
+        read and not tok.isdisjoint(_G_WHEN) and ("this" in tok or "these" in tok),
+        not tok.isdisjoint(_G_NOTE) and ("to" in tok or "for" in tok),
+        read and "to" in tok and not tok.isdisjoint(_G_TO_WHOM),
+        "this" in tok and not tok.isdisjoint(_G_READING),
+        "attention" in tok,
+    )
+    best = None
+    for rx, gate in zip(_ADDRESS_RX, gates, strict=True):
+        if gate:
+            m = rx.search(text)
+            if m is not None and (best is None or m.start() < best.start()):
+                best = m
+    return best
+
+
+def _conceal_gate(tok: set[str]) -> bool:
+    """A necessary condition for ``_CONCEAL``: word sets are cheap, the regex is not."""
+    if not tok.isdisjoint(_G_CONCEAL_ALONE):
+        return True
+    if "without" in tok and not tok.isdisjoint(_G_WITHOUT_OBJ):
+        return True
+    if not tok.isdisjoint(_G_NEG) and not tok.isdisjoint(_G_NEG_OBJ):
+        return True
+    return not tok.isdisjoint(_G_CONCEAL) and ("so" in tok or "mind" in tok or "notice" in tok)
+
+
+def _system_secret(text: str) -> bool:
+    """``_SYS_SECRET`` matches, not negated ("never share your api key"). The rare part (the secret's name) is
+    searched first; the full pattern then runs only on the stretch of text before it."""
+    spots = []
+    for hint in _SECRET_PHRASE_HINT:
+        i = text.find(hint)
+        while i >= 0:
+            spots.append(i)
+            i = text.find(hint, i + 1)
+    windows: list[list[int]] = []
+    for pos in sorted(spots):
+        lo = max(0, pos - _SECRET_LOOKBACK)
+        hi = text.find(" ", pos + 60)  # end on a word boundary: no artificial \b at the window's end
+        hi = hi if hi >= 0 else len(text)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], hi)
+        else:
+            windows.append([lo, hi])
+    for lo, hi in windows:
+        for m in _SYS_SECRET.finditer(text, lo, hi):
+            if not _NEGATED.search(text, max(0, m.start() - 30), m.start()):
+                return True
+    return False
+
+
 def _lex_general(text: str, relaxed: bool) -> list[tuple[str, str]]:
     """Whole-view intent checks (see the section comment); ``relaxed`` is unused by them (they are strict enough
     for plain text)."""
     out: list[tuple[str, str]] = []
-    hits_ai = bool(_AI_HINT.search(text))
+    tok = set(_LEX_TOKEN.findall(text))  # word gates: each detector needs at least one of its words
+    base = {t.split("'", 1)[0] for t in tok if "'" in t}  # "ai's" -> "ai"
+    hits_ai = not tok.isdisjoint(_G_AI) or not base.isdisjoint(_G_AI) or "a.i." in text
     if hits_ai:
-        address = _ADDRESS.search(text)
-        if address is None and _HAIL_AI.search(text):
+        address = _address(text, tok)
+        if address is None and not tok.isdisjoint(_G_HAIL) and _HAIL_AI.search(text):
             address = _ADDRESS_YOU.search(text)
         if address is not None and _DIRECTIVE.search(text, address.end()):
             out.append(("instruction_override", "io.lex.addressed_to_ai"))
         if _any_in(text, _PERSONA_TIME_HINT) and _PERSONA_TIME.search(text):
             out.append(("role_hijack", "rh.lex.new_persona"))
-    if "user" in text and _USER_TASK.search(text):
+    if (
+        "user" in text
+        and (
+            (not tok.isdisjoint(_G_TASK_N) or not base.isdisjoint(_G_TASK_N))
+            or not tok.isdisjoint(_G_TASK_STATE)
+        )
+        and _USER_TASK.search(text)
+    ):
         out.append(("instruction_override", "io.lex.user_task_override"))
-    if "instead" in text and _TASK_HIJACK.search(text):
+    if "instead" in text and not tok.isdisjoint(_G_HIJACK_WHO) and _TASK_HIJACK.search(text):
         out.append(("instruction_override", "io.lex.task_hijack"))
     if _any_in(text, _SAFETY_HINT) and _SAFETY_SKIP.search(text):
         out.append(("instruction_override", "io.lex.skip_safety"))
-    if (" must " in text or " will " in text or " shall " in text or " to " in text) and _COMPLY.search(text):
+    if (
+        not tok.isdisjoint(_G_COMPLY)
+        and not tok.isdisjoint(_G_MODAL)
+        and not tok.isdisjoint(_G_COMPLY_WHO)
+        and _COMPLY.search(text)
+    ):
         out.append(("instruction_override", "io.lex.unconditional_compliance"))
-    if _any_in(text, _PRIORITY_HINT) and _PRIORITY.search(text) and _PRIOR_REF.search(text):
+    if (
+        (("the only" in text) or (not tok.isdisjoint(_G_PRIO_N) and not tok.isdisjoint(_G_PRIO_V)))
+        and _PRIORITY.search(text)
+        and _PRIOR_REF.search(text)
+    ):
         out.append(("instruction_override", "io.lex.priority_claim"))
-    if " mode" in text and _MODE_STATE.search(text):
+    if " mode" in text and not tok.isdisjoint(_G_MODE) and _MODE_STATE.search(text):
         out.append(("role_hijack", "rh.lex.mode_switch"))
     if " mode" in text and _MODE_ON.search(text):
         out.append(("role_hijack", "rh.lex.mode_switch"))
-    if _DANGER_CMD.search(text) and _DANGER_RUN.search(text):
+    if _any_in(text, _DANGER_HINT) and _DANGER_CMD.search(text) and _DANGER_RUN.search(text):
         out.append(("tool_abuse", "ta.lex.dangerous_command"))
-    if (" as" in text or "ignore the" in text) and _DICTATED.search(text):
+    if (
+        (not tok.isdisjoint(_G_DICTATE) and "as" in tok and not tok.isdisjoint(_G_DOC))
+        or "ignore the" in text
+    ) and _DICTATED.search(text):
         out.append(("instruction_override", "io.lex.dictated_output"))
     if "without" in text and _ANSWER_BARE.search(text):
         out.append(("instruction_override", "io.lex.skip_safety"))
-    if "to" in text and _CLAIMED_AUTH.search(text):
-        words_a = set(_LEX_TOKEN.findall(text))
+    if (
+        not tok.isdisjoint(_G_CONSENT)
+        and not tok.isdisjoint(_G_CONSENT_WHO)
+        and not tok.isdisjoint(_G_CONSENT_TO)
+        and _CLAIMED_AUTH.search(text)
+    ):
+        words_a = tok
         if words_a & _L_SEND and (
             words_a & _L_DATA_STRONG or _P_DATA.in_clause(words_a, f" {' '.join(words_a)} ")
         ):
@@ -3732,26 +4021,43 @@ def _lex_general(text: str, relaxed: bool) -> list[tuple[str, str]]:
                 if re.search(rf"\b(?:replace|fill in|substitute|swap)\s+(?:the\s+)?{slot}\b", text):
                     out.append(("data_exfiltration", "de.lex.url_template"))
                     break
-    if _ACCOUNT_TAKEOVER.search(text) and set(_LEX_TOKEN.findall(text)) & _TOOLISH:
+    if (
+        not tok.isdisjoint(_TOOLISH)
+        and not tok.isdisjoint(_G_TAKEOVER_V)
+        and not tok.isdisjoint(_G_TAKEOVER_N)
+        and _ACCOUNT_TAKEOVER.search(text)
+    ):
         out.append(("tool_abuse", "ta.lex.account_takeover"))
     if "above" in text and _ABOVE_FAKE.search(text):
         out.append(("termination_manipulation", "tm.lex.above_was_fake"))
     if ("curl" in text or "wget" in text) and _DOWNLOAD_RUN.search(text):
         out.append(("tool_abuse", "ta.lex.download_and_run"))
-    if "(" in text and _CODE_CALL.search(text):
-        tokens_c = set(_LEX_TOKEN.findall(text))
-        if tokens_c & _L_TOOL_CALL and tokens_c & _CALL_HARM:
-            out.append(("tool_abuse", "ta.lex.harmful_tool_call"))
-    if _any_in(text, _RELATIVE_HINT) and _RELATIVE_PLAY.search(text) and _RELATIVE_LOOT.search(text):
+    if (
+        "(" in text
+        and not tok.isdisjoint(_L_TOOL_CALL)
+        and not tok.isdisjoint(_CALL_HARM)
+        and _CODE_CALL.search(text)
+    ):
+        out.append(("tool_abuse", "ta.lex.harmful_tool_call"))
+    if (
+        not tok.isdisjoint(_G_RELATIVE)
+        and not tok.isdisjoint(_G_LOOT)
+        and ("my" in tok or "our" in tok)
+        and _RELATIVE_PLAY.search(text)
+        and _RELATIVE_LOOT.search(text)
+    ):
         out.append(("role_hijack", "rh.lex.relative_roleplay"))
-    if _any_in(text, _FOLLOW_HINT) and _FETCH_FOLLOW.search(text):
-        if _FETCH_BLIND.search(text) or set(_LEX_TOKEN.findall(text)) & _FETCH_TOOL:
+    if (
+        not tok.isdisjoint(_G_FOLLOW)
+        and not tok.isdisjoint(_G_OPEN)
+        and ("://" in text or "www." in text or _any_in(text, _TLD_HINT))
+        and _FETCH_FOLLOW.search(text)
+    ):
+        if _FETCH_BLIND.search(text) or tok & _FETCH_TOOL:
             out.append(("tool_abuse", "ta.lex.fetch_and_follow"))
-    if _any_in(text, _SECRET_HINT):
-        for m in _SYS_SECRET.finditer(text):
-            if not _NEGATED.search(text, max(0, m.start() - 30), m.start()):  # "never share your api key"
-                out.append(("data_exfiltration", "de.lex.system_secrets"))
-                break
+    if not tok.isdisjoint(_G_REVEAL) and _any_in(text, _SECRET_PHRASE_HINT):
+        if _system_secret(text):
+            out.append(("data_exfiltration", "de.lex.system_secrets"))
     if "://" in text or "@" in text or _any_in(text, _FREE_HINT):
         for clause in _CLAUSE.split(text):
             if len(clause) < 10:
@@ -3761,14 +4067,15 @@ def _lex_general(text: str, relaxed: bool) -> list[tuple[str, str]]:
             joined = f" {' '.join(tokens_l)} "
             if words & _STRONG_FREE and _PERSONA_FREE_P.in_clause(words, joined):
                 out.append(("role_hijack", "rh.lex.free_persona"))
-            if _DEST_Q.search(clause) and words & _OPENISH:
+            dest_q = "://" in clause and _DEST_Q.search(clause) is not None
+            if dest_q and words & _OPENISH:
                 if words & (_L_DATA_STRONG | _DATA_MORE) or _P_DATA.in_clause(words, joined):
                     out.append(("data_exfiltration", "de.lex.data_in_url"))
                 elif any(p in clause for p in _L_THIRD):
                     out.append(("data_exfiltration", "de.lex.data_in_url"))
             if words & _L_SEND and _P_CONVO.in_clause(words, joined) and _L_DEST_RE.search(clause):
                 out.append(("data_exfiltration", "de.lex.send_out"))
-            if (_DEST_Q.search(clause) or _P_LINKISH.in_clause(words, joined)) and words & _EMBED_V:
+            if (dest_q or _P_LINKISH.in_clause(words, joined)) and words & _EMBED_V:
                 if (
                     words & _L_DATA_STRONG
                     or _P_DATA.in_clause(words, joined)
@@ -3777,11 +4084,11 @@ def _lex_general(text: str, relaxed: bool) -> list[tuple[str, str]]:
                     out.append(("data_exfiltration", "de.lex.data_in_link"))
                 elif any(p in clause for p in _L_THIRD):
                     out.append(("data_exfiltration", "de.lex.data_in_link"))
-    conceal = _CONCEAL.search(text)
+    conceal = _CONCEAL.search(text) if _conceal_gate(tok) else None
     if conceal is not None:
         tokens_t = _LEX_TOKEN.findall(text)
         words_t = set(tokens_t)
-        if words_t & _ACT_V and (words_t & _TOOLISH or _TOOL_CODE.search(text)):
+        if words_t & _ACT_V and (words_t & _TOOLISH or _tool_code(text, words_t)):
             out.append(("tool_abuse", "ta.lex.covert_action"))
         data = (
             bool(words_t & (_L_DATA_STRONG | _DATA_MORE))
@@ -3791,27 +4098,41 @@ def _lex_general(text: str, relaxed: bool) -> list[tuple[str, str]]:
         if data and words_t & _DATA_MOVE:
             out.append(("data_exfiltration", "de.lex.covert_data"))
     if not text.isascii() and _ZA_GATE.search(text):
-        address_z = _ZA_ADDRESS.search(text)
+        address_z = _ZA_ADDRESS.search(text) if ("ai" in tok or _has(text, _ZA_AI_WORDS)) else None
         if address_z is not None and _ZA_DIRECTIVE.search(text, address_z.end()):
             out.append(("instruction_override", "io.lex.zh_addressed_to_ai"))
-        if _ZA_USER_TASK.search(text):
+        if (
+            _has(text, _Z_OTHERS + ("读者",))
+            and _has(text, _ZA_TASK_WORDS)
+            and _has(text, _ZA_TASK_VERBS)
+            and _ZA_USER_TASK.search(text)
+        ):
             out.append(("instruction_override", "io.lex.zh_user_task_override"))
         if _has(text, _ZA_PRIVATE) and _has(text, _Z_OTHERS):
             if (_ZA_EACH_REPLY.search(text) and _has(text, _ZA_INCLUDE)) or (
-                _ZA_COVERT.search(text) and (_has(text, _Z_SEND) or _has(text, _ZA_INCLUDE))
+                (_has(text, _Z_SEND) or _has(text, _ZA_INCLUDE)) and _ZA_COVERT.search(text)
             ):
                 out.append(("data_exfiltration", "de.lex.zh_secret_in_output"))
-        if _ZA_RELATIVE.search(text) and _has(text, _ZA_LOOT):
+        if _has(text, _ZA_RELATIVES) and _has(text, _ZA_LOOT) and _ZA_RELATIVE.search(text):
             out.append(("role_hijack", "rh.lex.zh_relative_roleplay"))
-        if _ZA_PRIORITY.search(text) and _has(text, _Z_OBJ) and ("你" in text or "您" in text):
+        if (
+            _has(text, ("优先", "最高", "首要", "唯一"))
+            and _ZA_PRIORITY.search(text)
+            and _has(text, _Z_OBJ)
+            and ("你" in text or "您" in text)
+        ):
             out.append(("instruction_override", "io.lex.zh_priority_claim"))
-        if "模式" in text and _ZA_MODE_ON.search(text):
+        if "模式" in text and _has(text, _ZA_MODE_NAMES) and _ZA_MODE_ON.search(text):
             out.append(("role_hijack", "rh.lex.zh_mode_switch"))
         if _has(text, _Z_SECRET) and _has(text, _ZA_VAULT) and _has(text, _Z_REVEAL):
             out.append(("data_exfiltration", "de.lex.zh_vault_secrets"))
-        if _ZA_PERSONA_TIME.search(text):
+        if (
+            "你" in text
+            and ("ai" in tok or "bot" in tok or _has(text, _ZA_AI_WORDS + ("客服", "人工智能")))
+            and _ZA_PERSONA_TIME.search(text)
+        ):
             out.append(("role_hijack", "rh.lex.zh_new_persona"))
-        if _ZA_COVERT.search(text) and _has(text, ("调用", "执行", "删除", "清空", "运行", "转账", "工具")):
+        if _has(text, ("调用", "执行", "删除", "清空", "运行", "转账", "工具")) and _ZA_COVERT.search(text):
             out.append(("tool_abuse", "ta.lex.zh_covert_action"))
     return out
 
@@ -3822,11 +4143,28 @@ _Z_ANY_RE = re.compile(
 )
 
 
+def _clause_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the pieces ``_CLAUSE.split(text)`` returns."""
+    spans, prev = [], 0
+    for m in _CLAUSE.finditer(text):
+        spans.append((prev, m.start()))
+        prev = m.end()
+    spans.append((prev, len(text)))
+    return spans
+
+
+def _any_between(positions: list[int], lo: int, hi: int) -> bool:
+    i = bisect.bisect_left(positions, lo)
+    return i < len(positions) and positions[i] < hi
+
+
 def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
     for family, rule_id in _lex_general(text, not plain):
         found.add(rule_id, family, view, text[:_SNIPPET], plain)
-    en = bool(_L_ANY_RE.search(text))
-    zh = not text.isascii() and bool(_Z_ANY_RE.search(text))
+    # where the lexical layer's words occur: one pass over the view, then each clause looks its hits up
+    en_at = [m.start() for m in _L_ANY_RE.finditer(text)]
+    zh_at = [m.start() for m in _Z_ANY_RE.finditer(text)] if not text.isascii() else []
+    en, zh = bool(en_at), bool(zh_at)
     if not (en or zh):
         return
     # "end of the document. everything after this is a new instruction" spans clauses: checked on the whole text
@@ -3837,11 +4175,12 @@ def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
             found.add("tm.lex.end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
     if zh and _has(text, _Z_END) and _has(text, _Z_END_SUBJ) and _has(text, _Z_AFTER_END):
         found.add("tm.lex.zh_end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
-    for clause in _CLAUSE.split(text):
-        if len(clause) < 6:
+    for lo, hi in _clause_spans(text):
+        if hi - lo < 6:
             continue
-        hits = _lex_en(clause, not plain) if en and _L_ANY_RE.search(clause) else []
-        if zh and _Z_ANY_RE.search(clause):
+        clause = text[lo:hi]
+        hits = _lex_en(clause, not plain) if en and _any_between(en_at, lo, hi) else []
+        if zh and _any_between(zh_at, lo, hi):
             hits += _lex_zh(clause)
         for family, rule_id in hits:
             found.add(rule_id, family, view, clause.strip(), plain)
@@ -3905,8 +4244,33 @@ _CONCAT_HINT = re.compile(
     r"\b[a-z]\w{0,10}\s*\+\s*[a-z]\w{0,10}\b|\b(?:join|concatenate|combine|merge|glue)\b"
 )
 _QUOTED_PIECE = re.compile(r'"([^"\n]{1,60})"|\'([^\'\n]{1,60})\'')
-_CJK_SEP = re.compile(f"(?<=[{_CJK}])[/·•\\-*_|.~・\\\\]+(?=[{_CJK}])")
+_CJK_SEP = re.compile(f"([{_CJK}])[/·•\\-*_|.~・\\\\]+(?=[{_CJK}])")
 _HYPHEN_SPLIT = re.compile(r"\b[a-z]{1,12}(?:-[a-z]{1,12})+\b")
+
+
+def _dehyphen_text(text: str) -> str:
+    """``_HYPHEN_SPLIT.sub(_dehyphen, text)``, looking only at the words around each hyphen."""
+    out, last, i = [], 0, text.find("-")
+    while i >= 0:
+        lo = i
+        while lo > 0 and "a" <= text[lo - 1] <= "z":
+            lo -= 1
+        hi = i + 1
+        while hi < len(text) and (
+            "a" <= text[hi] <= "z" or (text[hi] == "-" and hi + 1 < len(text) and "a" <= text[hi + 1] <= "z")
+        ):
+            hi += 1
+        if lo < i < hi - 1 and lo >= last:
+            m = _HYPHEN_SPLIT.fullmatch(text, lo, hi)
+            if m is not None:
+                out.append(text[last:lo])
+                out.append(_dehyphen(m))
+                last = hi
+        i = text.find("-", max(hi, i + 1))
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
 
 
 def _dehyphen(m: re.Match[str]) -> str:
@@ -3918,6 +4282,8 @@ def _dehyphen(m: re.Match[str]) -> str:
 
 def _leet_view(text: str) -> str | None:
     """``1gn0r3 4ll pr3v10us`` -> ``ignore all previous``; None unless some chunk turns into a rule word."""
+    if not _LEET_CHAR.search(text):
+        return None
     useful = False
     for m in _LEET_ADJ.finditer(text):
         lo = text.rfind(" ", 0, m.start()) + 1
@@ -4011,7 +4377,9 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
     nfkc = raw if ascii_only else unicodedata.normalize("NFKC", raw)
     folded = _fold_text(nfkc, normalised=True)
     has_zw = not ascii_only and bool(_ZW_RE.search(raw))
-    mixed_script = not ascii_only and bool(_MIXED_SCRIPT.search(nfkc.lower()))
+    mixed_script = (
+        not ascii_only and _HOMOGLYPH_RE.search(nfkc) is not None and bool(_MIXED_SCRIPT.search(nfkc.lower()))
+    )
     zw_inside = has_zw and bool(_ZW_INSIDE.search(raw))
     folded_nozw = _ZW_RE.sub("", folded) if has_zw else folded
     entities = "&" in folded_nozw and bool(_HTML_ENTITY.search(folded_nozw))
@@ -4043,18 +4411,22 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
         spaced_raw = _spaced_view(folded_nozw)
         if spaced_raw is not None:
             _run(_RAW_RULES, _View(spaced_raw[0]), prefix + "spaced", found, False)
-    if ('"' in text_view or "'" in text_view) and _CONCAT_HINT.search(text_view):
+    if (
+        ('"' in text_view or "'" in text_view)
+        and ("+" in text_view or _any_in(text_view, ("join", "concat", "combin", "merge", "glue")))
+        and _CONCAT_HINT.search(text_view)
+    ):
         pieces = [a or b for a, b in _QUOTED_PIECE.findall(text_view)]
         if len(pieces) >= 2:  # 'a = "ignore prev"; b = "ious instructions"; do a + b'
             glued_p = _collapse("".join(pieces))
             _run(_TEXT_RULES, _View(glued_p), prefix + "concat", found, False)
             _lexical(glued_p, prefix + "concat", found, False)
     if not text_view.isascii() and len(_CJK_SEP.findall(text_view)) >= 4:
-        joined_z = _CJK_SEP.sub("", text_view)  # "忽/略/之/前/的/指/令"
+        joined_z = _CJK_SEP.sub(r"\1", text_view)  # "忽/略/之/前/的/指/令"
         _run(_TEXT_RULES, _View(joined_z), prefix + "cjk_joined", found, False)
         _lexical(joined_z, prefix + "cjk_joined", found, False)
-    if "-" in text_view and _HYPHEN_SPLIT.search(text_view):
-        joined_h = _HYPHEN_SPLIT.sub(_dehyphen, text_view)
+    if "-" in text_view:
+        joined_h = _dehyphen_text(text_view)
         if joined_h != text_view:  # "ig-nore prev-ious instruc-tions"
             _run(_TEXT_RULES, _View(joined_h), prefix + "dehyphen", found, False)
             _lexical(joined_h, prefix + "dehyphen", found, False)
@@ -4078,7 +4450,7 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
     if depth >= _MAX_DEPTH:
         return
     hidden: list[tuple[str, str]] = []
-    for m in _TAG_RUN.finditer(raw):  # "ASCII smuggling" in Unicode tag characters
+    for m in _TAG_RUN.finditer(raw) if has_zw else ():  # "ASCII smuggling" in Unicode tag characters
         hidden.append(("tags", "".join(chr(ord(ch) - 0xE0000) for ch in m.group())))
     case_text = _ZW_RE.sub("", nfkc) if has_zw else nfkc
     if len(case_text) >= 16:
