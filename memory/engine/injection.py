@@ -2032,6 +2032,14 @@ class _Found:
             set()
         )  # (rule id, view) already matched: skip its other alternatives
 
+    def saturated(self, families: frozenset[str], plain: bool) -> bool:
+        """True when ``add`` could change nothing more for these families: each holds its maximum number of
+        matches and, for a plain view, is already known to be plain."""
+        per = self.per_family
+        return all(per.get(f, 0) >= _MAX_MATCHES_PER_FAMILY for f in families) and (
+            not plain or families <= self.plain
+        )
+
     def add(self, rule: str, family: str, view: str, snippet: str, plain: bool) -> None:
         self.seen.add((rule, view))
         if plain:
@@ -4158,9 +4166,40 @@ def _any_between(positions: list[int], lo: int, hi: int) -> bool:
     return i < len(positions) and positions[i] < hi
 
 
+_GENERAL_FAMILIES = frozenset(
+    {"instruction_override", "role_hijack", "tool_abuse", "data_exfiltration", "termination_manipulation"}
+)
+_LEX_FAMILIES = _GENERAL_FAMILIES | {"system_prompt_extraction"}
+_GENERAL_WHOLE = 600  # views up to this long get the intent patterns in one piece
+_GENERAL_CHUNK = 400  # longer ones in clause-aligned pieces of about this size, with a clause either side
+
+
+def _general_windows(spans: list[tuple[int, int]], length: int) -> list[tuple[int, int]]:
+    """Where the intent patterns run: the whole view when it is short; otherwise runs of clauses of about
+    ``_GENERAL_CHUNK`` characters, each widened by one clause before and after (an order and its target sit in
+    neighbouring clauses), so the word gates stay local and a long page costs in proportion to its suspicious
+    parts."""
+    if length <= _GENERAL_WHOLE:
+        return [(0, length)]
+    windows: list[tuple[int, int]] = []
+    i, n = 0, len(spans)
+    while i < n:
+        j = i
+        while j + 1 < n and spans[j + 1][1] - spans[i][0] <= _GENERAL_CHUNK:
+            j += 1
+        windows.append((spans[max(0, i - 1)][0], spans[min(n - 1, j + 1)][1]))
+        i = j + 1
+    return windows
+
+
 def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
-    for family, rule_id in _lex_general(text, not plain):
-        found.add(rule_id, family, view, text[:_SNIPPET], plain)
+    spans = _clause_spans(text)
+    for lo, hi in _general_windows(spans, len(text)):
+        if found.saturated(_GENERAL_FAMILIES, plain):
+            break  # nothing more could be recorded: every family the patterns report is full
+        piece = text[lo:hi]
+        for family, rule_id in _lex_general(piece, not plain):
+            found.add(rule_id, family, view, piece.strip()[:_SNIPPET], plain)
     # where the lexical layer's words occur: one pass over the view, then each clause looks its hits up
     en_at = [m.start() for m in _L_ANY_RE.finditer(text)]
     zh_at = [m.start() for m in _Z_ANY_RE.finditer(text)] if not text.isascii() else []
@@ -4175,7 +4214,9 @@ def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
             found.add("tm.lex.end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
     if zh and _has(text, _Z_END) and _has(text, _Z_END_SUBJ) and _has(text, _Z_AFTER_END):
         found.add("tm.lex.zh_end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
-    for lo, hi in _clause_spans(text):
+    for lo, hi in spans:
+        if found.saturated(_LEX_FAMILIES, plain):
+            break
         if hi - lo < 6:
             continue
         clause = text[lo:hi]
