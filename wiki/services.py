@@ -286,7 +286,7 @@ class PublishResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.page.path,
-            "trust": self.page.trust_text,
+            "trust": float(self.page.trust),
             "source_type": self.page.source_type,
             "pointer_id": self.pointer_id,
             "revision": self.revision,
@@ -718,7 +718,7 @@ class WikiHit:
             "title": self.page.title,
             "doc_type": self.page.doc_type,
             "summary": self.page.summary,
-            "trust": self.page.trust_text,
+            "trust": float(self.page.trust),
             "source_type": self.page.source_type,
             "score": round(self.score, 6),
             "relevance": round(self.relevance, 6),
