@@ -420,7 +420,10 @@ def test_diff_since_the_accepted_revision_shows_what_the_agent_changed(curator_c
     publish(agent.agent_id, "Refunds over 500 dollars", slug="refund-over-500", tags=["billing"],
             text=SOP_TEXT.replace("30 days", "45 days"))  # fmt: skip
     html = curator_client.get(page_url(agent.agent_id, sop)).content.decode()
-    assert "Revision 2 against revision 1" in html
+    assert re.search(
+        r"Revision 2 \(by <span class=\"mono\">system</span>\) against revision 1, the last accepted", html
+    )
+    assert "The page still shows revision 1" in html
     assert re.search(
         r'<span class="diff-line diff-del">-1\. Check the purchase date: refunds within \*\*30 days', html
     )
