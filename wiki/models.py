@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from memory.engine import text as fts_text
+
 NAMESPACES = ("auto", "curated")
 DOC_TYPES = ("charter", "sop", "spec", "policy", "reference")
 # SPEC W4 ranking factor per source_type
@@ -18,6 +20,32 @@ SOURCE_TYPES = {
     "unknown": 0.8,
     "raw_dialogue": 0.6,
 }
+
+# Field prefixes of the search document (SPEC W4 relevance weights live in wiki.services).
+SEARCH_FIELDS = (("t", "title"), ("g", "tags"), ("s", "summary"), ("", "original_text"))
+
+
+def field_terms(text: str) -> set[str]:
+    """The searchable terms of a text, normalised like the memory FTS index (NFKC, lower case): its words, and
+    for CJK runs their bigrams and single characters (so any one- or two-character substring is found)."""
+    terms: set[str] = set()
+    for unit in fts_text.tokens(text):
+        terms.update(unit)
+        if len(unit) > 1 or fts_text.CJK_RUN.fullmatch(unit[0]):
+            terms.update(ch for gram in unit for ch in gram)
+    return terms
+
+
+def search_documents(page: WikiPage) -> tuple[str, str]:
+    """(head, body): the head is `` t:deploy t:runbook g:ops s:… `` (the title's, tags' and summary's unique
+    terms with the field's prefix), the body the original text's unique terms `` announce canary … ``, so one
+    ``LIKE '% t:deploy %'`` or ``LIKE '% canary %'`` tells whether a field has a term."""
+    head: list[str] = []
+    for prefix, name in SEARCH_FIELDS[:3]:
+        value = " ".join(page.tags or []) if name == "tags" else getattr(page, name) or ""
+        head.extend(f"{prefix}:{term}" for term in sorted(field_terms(value)))
+    body = sorted(field_terms(page.original_text or ""))
+    return " " + " ".join(head) + " ", " " + " ".join(body) + " "
 
 
 class WikiPage(models.Model):
@@ -39,6 +67,9 @@ class WikiPage(models.Model):
     pointer_id = models.CharField(max_length=40, null=True, blank=True)  # the memory row written last
     removed_at = models.DateTimeField(null=True, blank=True)
     removed_reason = models.TextField(blank=True, default="")
+    # search documents (see search_documents()), kept up to date by save()
+    search_head = models.TextField(blank=True, default="", editable=False)
+    search_body = models.TextField(blank=True, default="", editable=False)
 
     class Meta:
         db_table = "wiki_pages"
@@ -57,6 +88,14 @@ class WikiPage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_id}:{self.path}"
+
+    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        fields = kwargs.get("update_fields")
+        if fields is None or {"title", "tags", "summary", "original_text"} & set(fields):
+            self.search_head, self.search_body = search_documents(self)
+            if fields is not None:
+                kwargs["update_fields"] = {*fields, "search_head", "search_body"}
+        super().save(*args, **kwargs)
 
     @property
     def path(self) -> str:

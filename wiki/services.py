@@ -36,7 +36,19 @@ from decimal import Decimal
 from typing import Any
 
 import yaml
-from django.db.models import Max, QuerySet
+from django.db.models import (
+    Case,
+    Exists,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Max,
+    OuterRef,
+    QuerySet,
+    Value,
+    When,
+)
+from django.db.models.functions import Cast, Greatest
 from django.utils.text import slugify
 
 from memory import engine
@@ -217,16 +229,6 @@ def current_pointer(page: WikiPage) -> Memory | None:
         )
         .filter(c.current_q(c.now()))
         .first()
-    )
-
-
-def _pointed_subjects(agent_id: str) -> set[str]:
-    return set(
-        Memory.objects.filter(
-            agent_id=agent_id, predicate=POINTER_PREDICATE, subject__startswith="wiki:auto/"
-        )
-        .filter(c.current_q(c.now()))
-        .values_list("subject", flat=True)
     )
 
 
@@ -702,7 +704,8 @@ def get_page(*, agent_id: str, page_id: Any) -> WikiPage:
 
 # --- W4: ranking ---------------------------------------------------------------------------------------------
 
-FIELD_WEIGHTS = (("title", 1.0), ("tags", 0.8), ("summary", 0.7), ("original_text", 0.4))
+FIELD_WEIGHTS = (("t", 1.0), ("g", 0.8), ("s", 0.7), ("", 0.4))  # title, tags, summary, original text
+MAX_UNIT_TERMS = 16
 
 
 @dataclass(frozen=True)
@@ -727,40 +730,40 @@ class WikiHit:
         }
 
 
-def _units(text: str) -> tuple[set[str], set[str]]:
-    """(words, CJK bigrams) of a text, normalised like the memory FTS index (NFKC, lower case, CJK bigrams)."""
-    words: set[str] = set()
-    grams: set[str] = set()
-    for unit in fts_text.tokens(text):
-        if len(unit) == 1 and not fts_text.CJK_RUN.fullmatch(unit[0]):
-            words.add(unit[0])
-        else:
-            grams.update(unit)
-    return words, grams
+def _unit_relevance(unit: list[str]) -> Any:
+    """SQL: the best field weight × the share of the unit's terms found in that field (a word: 0 or 1; a CJK
+    run: the share of its bigrams)."""
+    terms = list(dict.fromkeys(unit))[:MAX_UNIT_TERMS]
+    per_field = []
+    for prefix, weight in FIELD_WEIGHTS:
+        found = [
+            Case(
+                When(search_body__contains=f" {term} ", then=Value(1.0))
+                if not prefix
+                else When(search_head__contains=f" {prefix}:{term} ", then=Value(1.0)),
+                default=Value(0.0),
+            )
+            for term in terms
+        ]
+        share = found[0] if len(found) == 1 else sum(found[1:], found[0])
+        per_field.append(ExpressionWrapper(share * Value(weight / len(terms)), output_field=FloatField()))
+    return Greatest(*per_field)
 
 
-def _unit_match(unit: list[str], words: set[str], grams: set[str]) -> float:
-    """1 for a word present; for a CJK run, the share of its bigrams present (a run of one char needs a word)."""
-    if len(unit) == 1 and not fts_text.CJK_RUN.fullmatch(unit[0]):
-        return 1.0 if unit[0] in words else 0.0
-    if len(unit) == 1:  # a single CJK character: present in any bigram
-        return 1.0 if any(unit[0] in g for g in grams) else 0.0
-    return sum(1 for g in unit if g in grams) / len(unit)
+def _relevance_expr(units: list[list[str]]) -> Any:
+    """SQL: relevance in [0, 1], the mean over the query's terms of their best weighted field match (title 1.0,
+    tags 0.8, summary 0.7, original text 0.4)."""
+    parts = [_unit_relevance(u) for u in units]
+    total = parts[0] if len(parts) == 1 else sum(parts[1:], parts[0])
+    return ExpressionWrapper(total / Value(float(len(units))), output_field=FloatField())
 
 
-def relevance(query_units: list[list[str]], page: WikiPage) -> float:
-    """How well the page matches the query, in [0, 1]: per query term the best field weight it occurs in
-    (title 1.0, tags 0.8, summary 0.7, text 0.4), averaged over the query's terms."""
-    if not query_units:
-        return 0.0
-    fields = []
-    for name, weight in FIELD_WEIGHTS:
-        value = " ".join(page.tags or []) if name == "tags" else getattr(page, name)
-        fields.append((weight, *_units(value or "")))
-    total = 0.0
-    for unit in query_units:
-        total += max(weight * _unit_match(unit, words, grams) for weight, words, grams in fields)
-    return total / len(query_units)
+def _factor_expr() -> Any:
+    return Case(
+        *[When(source_type=name, then=Value(f)) for name, f in SOURCE_TYPES.items()],
+        default=Value(SOURCE_TYPES["unknown"]),
+        output_field=FloatField(),
+    )
 
 
 def rank_score(rel: float, trust: float, source_type: str) -> float:
@@ -769,8 +772,9 @@ def rank_score(rel: float, trust: float, source_type: str) -> float:
 
 
 def search(*, agent_id: str, query: str, limit: int = 10) -> list[WikiHit]:
-    """The agent's live pages ranked by SPEC W4. Pages whose pointer row is not current (quarantined by the
-    burst guard, retracted, removed) are left out."""
+    """The agent's live pages ranked by SPEC W4, best first, computed in one SQL statement over the pages'
+    search documents. Pages whose pointer row is not current (quarantined by the burst guard, retracted by an
+    origin purge, removed) are left out."""
     agent_id = c.check_agent_id(agent_id)
     if not isinstance(query, str):
         raise engine.InvalidArgument("query must be a string", field="query")
@@ -779,18 +783,22 @@ def search(*, agent_id: str, query: str, limit: int = 10) -> list[WikiHit]:
     units = fts_text._query_units(query)
     if not units:
         return []
-    pointed = _pointed_subjects(agent_id)
-    hits: list[WikiHit] = []
-    for page in WikiPage.objects.filter(agent_id=agent_id, removed_at__isnull=True):
-        if page.pointer_subject not in pointed:
-            continue
-        rel = relevance(units, page)
-        if rel <= 0:
-            continue
-        factor = SOURCE_TYPES.get(page.source_type, SOURCE_TYPES["unknown"])
-        hits.append(WikiHit(page, rank_score(rel, float(page.trust), page.source_type), rel, factor))
-    hits.sort(key=lambda h: (-h.score, -h.page.updated.timestamp(), h.page.pk))
-    return hits[:limit]
+    pointer = Memory.objects.filter(
+        agent_id=OuterRef("agent_id"), subject=OuterRef("pointer_subject"), predicate=POINTER_PREDICATE
+    ).filter(c.current_q(c.now()))
+    trust = Cast("trust", FloatField())
+    rows = (
+        WikiPage.objects.filter(agent_id=agent_id, removed_at__isnull=True)
+        .filter(Exists(pointer))
+        .annotate(rel=_relevance_expr(units), factor=_factor_expr())
+        .filter(rel__gt=0)
+        .annotate(
+            score=ExpressionWrapper(F("rel") * (Value(0.5) + trust) * F("factor"), output_field=FloatField())
+        )
+        .defer("search_head", "search_body")
+        .order_by("-score", "-updated", "id")[:limit]
+    )
+    return [WikiHit(p, float(p.score), float(p.rel), float(p.factor)) for p in rows]
 
 
 # --- markdown layout (wiki_export / wiki_import) -----------------------------------------------------------

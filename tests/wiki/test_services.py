@@ -386,6 +386,20 @@ def test_search_matches_chinese_by_bigrams():
     assert services.search(agent_id="other-bot", query="部署") == []
 
 
+def test_the_search_index_follows_revisions_and_weights_fields():
+    page = publish(original_text="Check the zeppelin hangar first.").page
+    assert [h.page.pk for h in services.search(agent_id=A, query="zeppelin")] == [page.pk]
+    services.revise(
+        page=page, actor="user:cora", original_text="Check the airship hangar first.", reason="wording"
+    )
+    assert services.search(agent_id=A, query="zeppelin") == []
+    [hit] = services.search(agent_id=A, query="airship")
+    assert hit.relevance == pytest.approx(0.4)  # found in the original text only
+    assert services.search(agent_id=A, query="runbook")[0].relevance == pytest.approx(1.0)  # in the title
+    assert services.search(agent_id=A, query="safely")[0].relevance == pytest.approx(0.7)  # in the summary
+    assert services.search(agent_id=A, query="runbook zebra")[0].relevance == pytest.approx(0.5)
+
+
 def test_ranking_formula_factors():
     assert services.rank_score(1.0, 0.3, "raw_dialogue") == pytest.approx(0.48)
     assert services.rank_score(1.0, 0.8, "user_statement") == pytest.approx(1.3)
