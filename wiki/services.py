@@ -434,6 +434,9 @@ def _publish(
             return PublishResult(page, last.number, "unchanged", page.pointer_id)
         reason = "republished after removal" if page.removed else "republished"
         page.title, page.summary, page.original_text, page.tags, page.updated = title, summary, text, tags, t
+        if page.removed:  # a removed page comes back as a new, unchecked auto page, even if it was curated
+            page.namespace, page.trust, page.source_type = "auto", AUTO_TRUST, AUTO_SOURCE_TYPE
+            page.author, page.last_verified = AUTO_AUTHOR, None
         page.removed_at, page.removed_reason = None, ""
         page.save()
         rev = _add_revision(

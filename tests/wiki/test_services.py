@@ -291,6 +291,23 @@ def test_removal_expires_only_the_pointer_and_other_channel_memories_survive():
         services.promote(page=removed, actor="user:cora", reason="too late")
 
 
+def test_republishing_a_removed_page_brings_it_back_as_an_unchecked_auto_page():
+    page = services.promote(page=publish().page, actor="user:cora", reason="ok")
+    services.remove(page=page, actor="user:cora", reason="outdated")
+    back = publish(summary="Re-distilled from a new conversation.")
+    assert (back.outcome, back.revision) == ("revised", 2)
+    page.refresh_from_db()
+    assert (page.path, page.trust, page.source_type, page.removed_at) == (
+        "auto/sop/deploy-runbook",
+        Decimal("0.300"),
+        "raw_dialogue",
+        None,
+    )
+    [row] = pointer_rows(page)
+    assert (row.object, row.origin, row.origin_trust) == ("auto/sop/deploy-runbook", "channel", 0.3)
+    assert [h.page.pk for h in services.search(agent_id=A, query="deploy")] == [page.pk]
+
+
 def test_revise_before_promote_and_the_diff_since_the_last_accepted_revision():
     page = publish().page
     diff = services.diff_since_accepted(page=page)
