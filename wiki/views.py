@@ -98,7 +98,6 @@ def page_list(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
         "ranked": ranked,
         "page": page,
         "rows": rows,
-        "doc_types": DOC_TYPE_LABELS,
         "now": now,
     }
     return render_page(request, "wiki/list.html", context, fragment="results")
