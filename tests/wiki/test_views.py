@@ -276,7 +276,20 @@ def test_list_query_count_is_fixed(curator_client, agent, django_assert_num_quer
         assert len(row_ids(curator_client.get(list_url(agent.agent_id)).content.decode())) == 12
 
 
+def test_ranked_list_query_count_is_fixed(curator_client, agent, django_assert_num_queries):
+    for i in range(3):
+        publish(agent.agent_id, f"Runbook {i}", slug=f"runbook-{i}")
+    with django_assert_num_queries(RANKED_QUERIES):
+        curator_client.get(list_url(agent.agent_id), {"q": "runbook"})
+    for i in range(3, 12):
+        publish(agent.agent_id, f"Runbook {i}", slug=f"runbook-{i}")
+    with django_assert_num_queries(RANKED_QUERIES):
+        html = curator_client.get(list_url(agent.agent_id), {"q": "runbook"}).content.decode()
+    assert len(row_ids(html)) == 12
+
+
 LIST_QUERIES = 5  # session, user, agent (+ badge), count, page of rows
+RANKED_QUERIES = 4  # session, user, agent (+ badge), the ranked search (one SQL query)
 PAGE_QUERIES = 9  # session, user, agent, page, revisions, membership (curator?), diff (2), pointer row
 
 
