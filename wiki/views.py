@@ -142,22 +142,29 @@ def page_context(
     open_form: str = "",
     note: str = "",
     error: str = "",
+    start_from: int | None = None,
 ) -> dict[str, Any]:
+    """Everything the page shows. ``start_from``: a revision number the edit form starts from (e.g. an agent's
+    proposed revision of a curated page, to adopt it with changes) instead of the page's current text."""
     aid = access.agent.agent_id
     revisions = list(WikiRevision.objects.filter(page=page).order_by("-number"))
     latest = revisions[0] if revisions else None
     accepted = next((r for r in revisions if r.accepted), None)
     can_curate = access.has_role(Role.CURATOR)
     live = page.removed_at is None
+    edit_from = next((r for r in revisions if r.number == start_from), None)
     if edit_form is None:
+        source: WikiPage | WikiRevision = edit_from or page
         edit_form = EditForm(
             initial={
-                "title": page.title,
-                "summary": page.summary,
-                "original_text": page.original_text,
-                "tags": ", ".join(page.tags or []),
+                "title": source.title,
+                "summary": source.summary,
+                "original_text": source.original_text,
+                "tags": ", ".join(source.tags or []),
             }
         )
+        if edit_from is not None:
+            open_form = "edit"
     return {
         "agent": access.agent,
         "p": page,
@@ -172,6 +179,7 @@ def page_context(
         "can_curate": can_curate and live,
         "can_promote": can_curate and live and page.namespace == "auto",
         "edit_form": edit_form,
+        "edit_from": edit_from,
         "promote_form": promote_form or ReasonForm(prefix="promote"),
         "remove_form": remove_form or ReasonForm(prefix="remove"),
         "open_form": open_form,
@@ -186,7 +194,9 @@ def page_context(
 def page_detail(request: HtmxHttpRequest, agent_id: str, page_id: int) -> HttpResponse:
     access = agent_access(request.user, agent_id)
     page = _page_or_404(access.agent.agent_id, page_id)
-    return render_page(request, "wiki/page.html", page_context(access, page), fragment="wiki-page")
+    start = request.GET.get("from", "")
+    context = page_context(access, page, start_from=int(start) if start.isdigit() else None)
+    return render_page(request, "wiki/page.html", context, fragment="wiki-page")
 
 
 # --- curator actions ------------------------------------------------------------------------------------

@@ -317,7 +317,8 @@ def main(argv: list[str]) -> int:
             page_id = seed_wiki(agent_id)
             page.goto(f"{base}/agents/{agent_id}/wiki/{page_id}/")
             expect(page.locator("#wiki-diff .diff-add").first).to_be_visible()
-            page.locator("#wiki-edit summary").click()
+            page.click("#wiki-edit-from-latest")  # the edit form starts from the agent's proposal
+            expect(page.locator("#wiki-edit-from")).to_be_visible()
             page.locator("#id_reason").fill("adopt the 45-day window from the March policy update")
             page.locator("body").click(position={"x": 5, "y": 5})
             page.screenshot(path=str(OUT / "wiki.png"), full_page=True)

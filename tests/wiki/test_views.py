@@ -500,3 +500,23 @@ def test_superuser_outside_the_team_is_a_404_too(client, agent, sop):
     login(client, make_user("root", None, is_superuser=True))
     # a superuser sees unassigned agents only; this agent belongs to a team they are not in
     assert client.get(page_url(agent.agent_id, sop)).status_code == 404
+
+
+def test_a_curator_can_start_an_edit_from_the_agents_proposal(curator_client, agent, sop):
+    services.promote(page=sop, actor="user:cora", reason="first look")
+    proposal = SOP_TEXT.replace("30 days", "45 days")
+    publish(
+        agent.agent_id, "Refunds over 500 dollars", slug="refund-over-500", tags=["billing"], text=proposal
+    )
+    html = curator_client.get(page_url(agent.agent_id, sop)).content.decode()
+    assert 'href="?from=2#wiki-edit"' in html
+    textarea = re.search(r'<textarea name="original_text"[^>]*>(.*?)</textarea>', html, re.S).group(1)
+    assert "30 days" in textarea and 'id="wiki-edit-from"' not in html  # by default: the page's text
+    html = curator_client.get(page_url(agent.agent_id, sop), {"from": 2}).content.decode()
+    textarea = re.search(r'<textarea name="original_text"[^>]*>(.*?)</textarea>', html, re.S).group(1)
+    assert "45 days" in textarea and "Starting from revision 2" in html
+    assert re.search(r'<details class="wiki-action" id="wiki-edit" open>', html)
+    # a viewer gets neither the link nor the form
+    curator_client.force_login(make_user("vic", agent.team))
+    html = curator_client.get(page_url(agent.agent_id, sop), {"from": 2}).content.decode()
+    assert "wiki-edit-from-latest" not in html and "wiki-edit-form" not in html
