@@ -1,7 +1,7 @@
 """Evaluate the injection scanner (SPEC P4) on the labelled corpus; prints JSON.
 
-    python benchmarks/eval_injection.py                    # dev and held-out figures, dev misclassifications
-    python benchmarks/eval_injection.py --reveal-heldout   # also list held-out misclassifications
+    python benchmarks/eval_injection.py                    # dev, held-out and heldout2 figures, dev misclassifications
+    python benchmarks/eval_injection.py --reveal-heldout   # also list held-out (and heldout2) misclassifications
 
 "Detected" means blocked (score >= 60 or a family that blocks alone). "Flagged" means any family matched,
 blocked or not. Every attack carries ``expect``: SPEC P4 scores system-prompt extraction and termination
@@ -11,6 +11,10 @@ every other attack is expected to be blocked.
 Goals: >= 90 % of block-expected attacks blocked, >= 90 % of flag-expected attacks flagged, <= 1 % of benign chat
 turns blocked. The plain "all attacks blocked" rate is reported too. The rules are tuned on the dev split only;
 held-out misclassifications stay hidden unless asked for, so they are not tuned against.
+
+Splits: ``dev`` (tuned on), ``heldout`` (the first held-out split, about 25 % of the seed groups) and ``heldout2``
+(fresh text written and frozen before the second tuning round; see tests/data/injection_corpus/build.py).
+``summary`` repeats the headline figures and corpus sizes of every split.
 """
 
 from __future__ import annotations
@@ -28,6 +32,19 @@ REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "tests" / "data" / "injection_corpus" / "corpus.jsonl"
 GOAL_DETECTION = 0.90
 GOAL_CHAT_FP = 0.01
+SPLITS = ("dev", "heldout", "heldout2", "all")
+SUMMARY_KEYS = (
+    "attacks",
+    "attacks_expected_blocked",
+    "attacks_expected_flagged",
+    "benign",
+    "benign_chat",
+    "detection_rate",
+    "flag_rate_flag_expected",
+    "false_positive_rate_chat",
+    "false_positive_rate",
+    "goals_met",
+)
 
 
 def load_scanner() -> ModuleType:
@@ -125,11 +142,11 @@ def main(argv: list[str] | None = None) -> int:
         "ruleset": scanner.RULESET_VERSION,
         "corpus": str(args.corpus.relative_to(REPO)),
     }
-    for split in ("dev", "heldout", "all"):
+    for split in SPLITS:
         subset = [i for i in items if split == "all" or i["split"] == split]
         result = evaluate(subset, scanner.scan_injection)
         rows = result.pop("_rows")
-        if split == "dev" or (split == "heldout" and args.reveal_heldout):
+        if split == "dev" or (split.startswith("heldout") and args.reveal_heldout):
             result["missed_attacks"] = [
                 _miss(i, r)
                 for i, r in rows
@@ -137,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             ]
             result["false_positives"] = [_miss(i, r) for i, r in rows if i["label"] == "benign" and r.blocked]
         report[split] = result
+    report["summary"] = {split: {key: report[split][key] for key in SUMMARY_KEYS} for split in SPLITS}
     print(json.dumps(report, ensure_ascii=False, indent=2))
     return 0
 

@@ -126,9 +126,17 @@ class ReflexionPreviewForm(forms.Form):
 QUARANTINE_STATUS_CHOICES = [("pending", "Pending"), ("decided", "Decided"), ("all", "All")]
 
 
+MAX_EXPIRING_HOURS = 24 * 7
+
+
 class QuarantineFilterForm(forms.Form):
     status = forms.ChoiceField(required=False, choices=QUARANTINE_STATUS_CHOICES, label="Batches")
+    origin_class = forms.CharField(required=False, max_length=64, strip=True, label="Origin class")
     origin = forms.CharField(required=False, max_length=256, label="Origin")
+    q = forms.CharField(required=False, max_length=MAX_QUERY_CHARS, strip=True, label="Subject")
+    expiring = forms.IntegerField(
+        required=False, min_value=1, max_value=MAX_EXPIRING_HOURS, label="Expiring within (hours)"
+    )
     batch = forms.IntegerField(required=False, min_value=1, label="Batch")
 
     def filters(self) -> dict[str, Any]:
@@ -136,7 +144,10 @@ class QuarantineFilterForm(forms.Form):
         data = self.cleaned_data if self.is_bound else {}
         return {
             "status": data.get("status") or "pending",
+            "origin_class": data.get("origin_class") or "",
             "origin": data.get("origin") or "",
+            "q": data.get("q") or "",
+            "expiring": data.get("expiring"),
             "batch": data.get("batch"),
         }
 
@@ -181,6 +192,32 @@ class DecisionForm(forms.Form):
         """What the audit log records: ``code`` or ``code: note``."""
         code, note = self.cleaned_data["reason"], self.cleaned_data.get("note") or ""
         return f"{code}: {note}" if note else code
+
+
+BULK_CONFIRM_OVER = 10  # a bulk decision over more batches than this needs the count typed in
+
+
+class BulkDecisionForm(DecisionForm):
+    """A decision over every pending batch matching the desk's filter: the count the reviewer saw, and above
+    the threshold that count typed in again."""
+
+    expected = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+    confirm = forms.CharField(required=False, max_length=12, strip=True, label="Type the number of batches")
+
+    def check_count(self, count: int) -> str:
+        """An error message if the matching set changed or the typed confirmation is missing, else ""."""
+        expected = self.cleaned_data.get("expected")
+        if expected != count:
+            return (
+                f"The batches matching this filter changed ({count} now, {expected} when you looked): "
+                "check the new count and sample, then confirm again."
+            )
+        if count > BULK_CONFIRM_OVER and self.cleaned_data.get("confirm") != str(count):
+            self.add_error("confirm", f"Type {count} to confirm.")
+            return (
+                f"Type the number of batches ({count}) to confirm a bulk decision over {BULK_CONFIRM_OVER}."
+            )
+        return ""
 
 
 def decision_choices(decision: str) -> list[tuple[str, str]]:

@@ -367,6 +367,7 @@ def rule_memories(agent_id: str, *, at: datetime | None = None) -> list[engine.M
 
 REVIEW_ROLES = (Role.REVIEWER, Role.CURATOR, Role.ADMIN)
 WARN_BEFORE_SECS = 2 * 3600  # a pending batch this close to its TTL is flagged
+BULK_SAMPLE = 5
 
 
 def pending_batches() -> QuerySet[ApprovalRequest]:
@@ -406,10 +407,19 @@ def approval_request(agent_id: str, request_id: int) -> ApprovalRequest | None:
 
 
 def approval_requests(
-    agent_id: str, *, status: str = "pending", origin: str = "", batch: int | None = None
+    agent_id: str,
+    *,
+    status: str = "pending",
+    origin: str = "",
+    batch: int | None = None,
+    origin_class: str = "",
+    q: str = "",
+    expiring_hours: int | None = None,
+    now: datetime | None = None,
 ) -> QuerySet[ApprovalRequest]:
     """The agent's batches. ``pending``: soonest expiry first; ``decided``: latest decision first; ``all``:
-    pending ones (soonest expiry first) then decided ones (latest first)."""
+    pending ones (soonest expiry first) then decided ones (latest first). ``q`` is a case-insensitive
+    substring of the subject; ``expiring_hours`` keeps pending batches whose TTL ends within that many hours."""
     qs = ApprovalRequest.objects.filter(agent_id=agent_id, action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE)
     if status == "pending":
         qs = qs.filter(status=ApprovalRequest.PENDING)
@@ -417,6 +427,13 @@ def approval_requests(
         qs = qs.exclude(status=ApprovalRequest.PENDING)
     if origin:
         qs = qs.filter(origin=origin)
+    if origin_class:
+        qs = qs.filter(origin_class_q(origin_class))
+    if q:
+        qs = qs.filter(subject__icontains=q)
+    if expiring_hours is not None:
+        until = (now or timezone.now()) + timedelta(hours=expiring_hours)
+        qs = qs.filter(status=ApprovalRequest.PENDING, expires_at__lte=until)
     if batch is not None:
         qs = qs.filter(id=batch)
     is_pending = Q(status=ApprovalRequest.PENDING)
@@ -424,6 +441,43 @@ def approval_requests(
         decided=Case(When(is_pending, then=Value(0)), default=Value(1), output_field=IntegerField()),
         due=Case(When(is_pending, then=F("expires_at")), default=None),
     ).order_by("decided", F("due").asc(nulls_last=True), F("decided_at").desc(nulls_last=True), "id")
+
+
+def bulk_candidates(
+    agent_id: str, filters: dict[str, Any], *, actor: str, now: datetime, decision: str = "reject"
+) -> dict[str, Any]:
+    """What a bulk decision over "every pending batch matching this filter" would act on: the ids it would
+    decide (undecided, in time, not held by another reviewer's live claim), the ones held by others, and for
+    an approval the high-impact ones (approving would supersede current facts: decided one by one), both left
+    out and reported; and a sample of the first few. One query, two more for an approval."""
+    qs = approval_requests(
+        agent_id,
+        status="pending",
+        origin=filters.get("origin") or "",
+        origin_class=filters.get("origin_class") or "",
+        q=filters.get("q") or "",
+        expiring_hours=filters.get("expiring"),
+        batch=filters.get("batch"),
+        now=now,
+    ).filter(expires_at__gt=now)
+    requests = list(qs)
+    held = [
+        (r.id, r.claimed_by)
+        for r in requests
+        if r.claimed_by and r.claimed_by != actor and r.claimed_until is not None and r.claimed_until > now
+    ]
+    held_ids = {rid for rid, _ in held}
+    free = [r for r in requests if r.id not in held_ids]
+    high: list[tuple[int, int]] = []
+    if decision == "approve" and free:
+        high = [
+            (c.id, c.effects["supersede"])
+            for c in batch_cards(agent_id, free, now=now)
+            if c.effects["supersede"]
+        ]
+    high_ids = {rid for rid, _ in high}
+    chosen = [r for r in free if r.id not in high_ids]
+    return {"ids": [r.id for r in chosen], "held": held, "high": high, "sample": chosen[:BULK_SAMPLE]}
 
 
 def approval_origins(agent_id: str) -> list[str]:
@@ -465,10 +519,44 @@ class BatchCard:
     error: str = ""
     decision: str = ""
     form: Any = None
+    actor: str = ""  # the person looking: their own claim and their own undo show differently
 
     @property
     def id(self) -> int:
         return self.request.id
+
+    @property
+    def claimed(self) -> bool:
+        """A live claim (claims expire by themselves: the time is compared, nothing releases them)."""
+        r = self.request
+        return bool(
+            self.pending and r.claimed_by and r.claimed_until is not None and r.claimed_until > self.now
+        )
+
+    @property
+    def claimed_by_me(self) -> bool:
+        return self.claimed and self.request.claimed_by == self.actor
+
+    @property
+    def held_by_other(self) -> bool:
+        return self.claimed and self.request.claimed_by != self.actor
+
+    @property
+    def claim_seconds_left(self) -> int:
+        until = self.request.claimed_until
+        return max(0, int((until - self.now).total_seconds())) if self.claimed and until else 0
+
+    @property
+    def undoable(self) -> bool:
+        """Decided by the person looking, inside the undo window."""
+        r = self.request
+        return bool(
+            not self.pending
+            and self.actor
+            and r.decided_by == self.actor
+            and r.undo_until is not None
+            and r.undo_until > self.now
+        )
 
     @property
     def pending(self) -> bool:
@@ -508,7 +596,9 @@ def _believed_at(rows: Iterable[Memory], at: datetime, exclude: str) -> Memory |
     return covering[0] if covering else None
 
 
-def batch_cards(agent_id: str, requests: Iterable[ApprovalRequest], *, now: datetime) -> list[BatchCard]:
+def batch_cards(
+    agent_id: str, requests: Iterable[ApprovalRequest], *, now: datetime, actor: str = ""
+) -> list[BatchCard]:
     """Cards for ``requests``: their rows in one query, and for the pending ones what approving would change
     in one more (the same answer as ``engine.approval_preview``, batched over the page instead of one query
     per fact)."""
@@ -553,7 +643,7 @@ def batch_cards(agent_id: str, requests: Iterable[ApprovalRequest], *, now: date
                         preview.supersedes = record
             facts.append(preview)
         missing = [i for i in ids if i not in by_id]
-        cards.append(BatchCard(r, facts, missing, now))
+        cards.append(BatchCard(r, facts, missing, now, actor=actor))
     return cards
 
 
@@ -579,6 +669,9 @@ QUARANTINE_ACTIONS = (
     "quarantine_approved",
     "quarantine_denied",
     "quarantine_expired",
+    "quarantine_undo",
+    "quarantine_claimed",
+    "quarantine_released",
 )
 
 

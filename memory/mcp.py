@@ -17,7 +17,7 @@ Every failure is a tool result with ``isError: true`` whose text is a JSON docum
 
 Codes: the engine's (``invalid_argument``, ``invalid_time``, ``too_many_ids``, ``content_too_large``,
 ``not_found``, ``rate_limited``), ``forbidden`` (missing scope), ``unauthorized`` (token stopped working),
-``unknown_tool``, and ``internal_error`` (a bug: logged server-side with a reference; no traceback or
+``unknown_tool``, the wiki's (``prompt_injection``: a page that was dropped), and ``internal_error`` (a bug: logged server-side with a reference; no traceback or
 exception text is sent). Argument schema violations (missing, wrong type, unknown argument) are
 ``invalid_argument``.
 """
@@ -46,6 +46,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from memory import engine
 from memory.engine.common import write_transaction
 from memory.engine.types import iso
+from wiki import services as wiki
 
 log = logging.getLogger("memdesk.mcp")
 
@@ -581,6 +582,63 @@ async def memory_feedback(
     return await _invoke(
         ctx, WRITE, _feedback, verdict=verdict, memory_id=memory_id, query_id=query_id, note=note
     )
+
+
+def _wiki_publish_auto(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
+    kwargs["tags"] = kwargs["tags"] or ()
+    return wiki.publish_auto_result(agent_id=p.agent_id, actor=p.actor, **kwargs).to_dict()
+
+
+@server.tool(annotations=WRITES)
+async def wiki_publish_auto(
+    ctx: Context,
+    doc_type: Annotated[
+        str, Field(description="charter, sop, spec, policy or reference (anything else becomes reference)")
+    ],
+    title: Annotated[str, Field(description="One line, at most 300 characters")],
+    summary: Annotated[str, Field(description="A few sentences (markdown, at most 8 KB)")],
+    original_text: Annotated[str, Field(description="The document itself (markdown, at most 64 KB)")],
+    slug: Annotated[
+        str | None,
+        Field(description="^[a-z0-9][a-z0-9-]{0,63}$; default from the title, else <doc_type>-<hash>"),
+    ] = None,
+    tags: Annotated[list[str] | None, Field(description="Up to 50 short tags")] = None,
+) -> CallToolResult:
+    """Publish a long-lived document you distilled from conversations (a charter, SOP, spec, policy or
+    reference) as a wiki page at auto/<doc_type>/<slug>, trust 0.300, source_type raw_dialogue (you cannot set
+    either; a curator may promote it). Memory keeps one pointer fact about it, never the text. The same slug
+    again adds a revision. Checked for prompt injection; at most 20 new pages per UTC day. Needs memory:write.
+    Returns {path, trust, source_type, pointer_id, revision, outcome}; outcome is created | revised |
+    unchanged | proposed (the page is curated: your text waits for a curator) | quarantined (republished too
+    often: waits for a reviewer)."""
+    return await _invoke(
+        ctx,
+        WRITE,
+        _wiki_publish_auto,
+        doc_type=doc_type,
+        title=title,
+        summary=summary,
+        original_text=original_text,
+        slug=slug,
+        tags=tags,
+    )
+
+
+def _wiki_search(p: engine.Principal, *, query: str, limit: int) -> dict[str, Any]:
+    hits = wiki.search(agent_id=p.agent_id, query=query, limit=limit)
+    return {"results": [h.to_dict() for h in hits], "total": len(hits)}
+
+
+@server.tool(annotations=READ_ONLY)
+async def wiki_search(
+    ctx: Context,
+    query: Annotated[str, Field(description="Plain text; words and any two-character CJK substring match")],
+    limit: Annotated[int, Field(ge=1, le=100)] = 10,
+) -> CallToolResult:
+    """Search your wiki pages, ranked by relevance x (0.5 + trust) x a source factor, so curated pages come
+    before equally relevant auto pages. Needs memory:read. Returns {results: [{path, title, doc_type, summary,
+    trust, source_type, score, relevance, pointer_id, updated}], total}."""
+    return await _invoke(ctx, READ, _wiki_search, query=query, limit=limit)
 
 
 def _invalidate_by_origin(p: engine.Principal, *, origin: str, since: str | None) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from dashboard.access import visible_agents
 from memory import engine
 from memory.management import demo_data as d
 from memory.models import Agent, FactWrite, Membership, Memory, Mistake, Team
+from wiki.models import WikiRevision
 
 PASSWORD = "demo-password-for-tests"
 NOW = datetime(2025, 3, 15, 12, 0, tzinfo=UTC)
@@ -72,6 +73,7 @@ def snapshot() -> dict[str, object]:
         "memberships": sorted(Membership.objects.values_list("team__slug", "user__username", "role")),
         "teams": Team.objects.count(),
         "agents": sorted(Agent.objects.values_list("agent_id", "team__slug")),
+        "wiki": sorted(WikiRevision.objects.values_list("page__slug", "number", "accepted")),
     }
 
 
@@ -223,6 +225,31 @@ class TestSeededDemo:
             output = seed()
         assert snapshot() == before
         assert "already seeded" in output and PASSWORD in output
+
+    def test_wiki_pages_are_published_auto_and_one_is_promoted(self, seeded: str) -> None:
+        from wiki import services as wiki_services
+        from wiki.models import WikiPage
+
+        pages = {p.slug: p for p in WikiPage.objects.filter(agent_id=A)}
+        assert set(pages) == {doc.slug for doc in d.WIKI_PAGES}
+        assert {p.doc_type for p in pages.values()} == {"sop", "policy", "charter", "reference"}
+        curated = [p for p in pages.values() if p.namespace == "curated"]
+        assert [p.slug for p in curated] == ["data-retention"]
+        assert (curated[0].trust_text, curated[0].source_type) == ("0.800", "user_statement")
+        for page in pages.values():
+            if page.namespace == "auto":
+                assert (page.trust_text, page.source_type, page.author) == (
+                    "0.300",
+                    "raw_dialogue",
+                    "auto-distill",
+                )
+            pointer = Memory.objects.get(id=page.pointer_id)
+            assert pointer.subject == f"wiki:auto/{page.doc_type}/{page.slug}" and pointer.valid_until is None
+            assert page.original_text not in pointer.content
+        # the zh policy is found by a Chinese query, the en SOP by an English one
+        assert wiki_services.search(agent_id=A, query="資料保留")[0].page.slug == "data-retention"
+        assert wiki_services.search(agent_id=A, query="refunds over $500")[0].page.slug == "refund-over-500"
+        assert WikiPage.objects.filter(agent_id=d.RESEARCH_BOT).count() == 0
 
     def test_research_bot_is_separate(self, seeded: str) -> None:
         assert engine.search(agent_id=d.RESEARCH_BOT, query="Cloudflare") == []

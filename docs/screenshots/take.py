@@ -1,7 +1,7 @@
-"""Take the README screenshots: the memory search page, a key's timeline and the quarantine desk, with
-demo-like data.
+"""Take the README screenshots: the memory search page, a key's timeline, the quarantine desk and a wiki page,
+with demo-like data.
 
-Usage: .venv/bin/python docs/screenshots/take.py [search] [timeline] [quarantine]   (default: all three)
+Usage: .venv/bin/python docs/screenshots/take.py [search] [timeline] [quarantine] [wiki]   (default: all four)
 
 Builds a throwaway SQLite database in a temporary directory (var/ is never touched), writes the demo memories
 through the engine at realistic record times, serves the dashboard on 127.0.0.1 in a thread and drives
@@ -215,6 +215,32 @@ def seed_quarantine(a: str) -> None:
     )
 
 
+def seed_wiki(a: str) -> int:
+    """The demo's wiki pages (through ``wiki.services``), the SOP promoted, then republished by the agent with a
+    changed refund window: a curated page with a proposed revision, so the diff has something to show."""
+    from memory.management import demo_data as dd
+    from wiki import services
+
+    pages = {}
+    for doc in dd.WIKI_PAGES:
+        pages[doc.slug] = services.publish_auto(
+            agent_id=a, doc_type=doc.doc_type, slug=doc.slug, title=doc.title, summary=doc.summary,
+            original_text=doc.original_text, tags=doc.tags, actor="token:support-bot",
+        )  # fmt: skip
+        if doc.promote_reason:
+            services.promote(page=pages[doc.slug], actor="user:cora", reason=doc.promote_reason)
+    sop = next(doc for doc in dd.WIKI_PAGES if doc.slug == "refund-over-500")
+    services.promote(page=pages[sop.slug], actor="user:cora", reason="checked against the billing handbook")
+    services.publish_auto(
+        agent_id=a, doc_type=sop.doc_type, slug=sop.slug, title=sop.title, summary=sop.summary,
+        original_text=sop.original_text.replace("within 30 days", "within 45 days").replace(
+            "tag it `billing`.", "tag it `billing` and `refund`."
+        ),
+        tags=sop.tags, actor="token:support-bot",
+    )  # fmt: skip
+    return pages[sop.slug].id
+
+
 class _Server(ThreadingMixIn, WSGIServer):
     daemon_threads = True
 
@@ -225,7 +251,7 @@ class _Quiet(WSGIRequestHandler):
 
 
 def main(argv: list[str]) -> int:
-    wanted = set(argv) or {"search", "timeline", "quarantine"}
+    wanted = set(argv) or {"search", "timeline", "quarantine", "wiki"}
     tmp = tempfile.mkdtemp(prefix="memdesk-shots-")
     os.environ["MEMDESK_VAR_DIR"] = tmp
     os.environ["MEMDESK_CONFIG"] = str(Path(tmp) / "absent.toml")  # the burst guard at its defaults
@@ -286,6 +312,16 @@ def main(argv: list[str]) -> int:
             )
             page.locator("body").click(position={"x": 5, "y": 5})  # the countdowns keep ticking
             page.screenshot(path=str(OUT / "quarantine.png"), full_page=True)
+
+        if "wiki" in wanted:
+            page_id = seed_wiki(agent_id)
+            page.goto(f"{base}/agents/{agent_id}/wiki/{page_id}/")
+            expect(page.locator("#wiki-diff .diff-add").first).to_be_visible()
+            page.click("#wiki-edit-from-latest")  # the edit form starts from the agent's proposal
+            expect(page.locator("#wiki-edit-from")).to_be_visible()
+            page.locator("#id_reason").fill("adopt the 45-day window from the March policy update")
+            page.locator("body").click(position={"x": 5, "y": 5})
+            page.screenshot(path=str(OUT / "wiki.png"), full_page=True)
         browser.close()
     server.shutdown()
     print("wrote " + ", ".join(str(OUT / f"{name}.png") for name in sorted(wanted)))

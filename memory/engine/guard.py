@@ -6,6 +6,15 @@ every later one until the window drains are quarantined together: their rows bec
 had changed are re-derived (so reads return what they returned before the burst), and one approval request per
 (agent, origin, subject) waits for a reviewer. Approve applies the writes as if written then; reject (or the TTL
 running out) retracts them and crushes their trust.
+
+Reviewers work the desk as a queue. A *claim* (``quarantine_claim``) holds a batch for one reviewer for a while;
+a person's decision on a batch someone else holds is refused (``claimed_by_other``) until the claim is
+released, decided or past its time (claims are compared with the clock, never swept). Every decision is one
+conditional UPDATE on the pending row, so exactly one of two racing claims/decisions wins. A person's decision
+keeps a snapshot of what it changed and can be undone by its decider for ``UNDO_SECS`` (``quarantine_undo``):
+the writes go back to quarantine as they were, their keys are re-derived, and the batch is pending again with
+the TTL it had left (so the sweep cannot expire it because of the time it spent decided). The undo is a new
+audit decision. ``quarantine_bulk`` decides many batches, each in its own transaction and audit entry.
 """
 
 from __future__ import annotations
@@ -19,13 +28,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db.models import Q
 
 from memory.config import guard_settings
 from memory.models import RETRACT_EVENTS, ApprovalRequest, FactWrite, GuardCounter, Memory, OutboundEvent
 
 from . import common as c
-from .temporal import FactInput, _write_fact, check_fact, rederive_key
+from .temporal import _DERIVED_FIELDS, FactInput, _write_fact, check_fact, rederive_key
 from .types import EngineError, InvalidArgument, NotFound, StoreResult
 
 log = logging.getLogger("memdesk.guard")
@@ -39,10 +49,43 @@ PROTECTED_CONFIDENCE = 0.6
 REJECT_TRUST = 0.1
 WEBHOOK_MAX_ATTEMPTS = 5
 REJECT_REASONS = ("wrong", "duplicate", "outdated", "poisoning", "out_of_scope", "ttl_expired", "other")
+CLAIM_SECS = 600  # a reviewer's claim on a batch lasts this long unless renewed or released
+MAX_CLAIM_SECS = 3600
+UNDO_SECS = 30  # the decider may undo a decision this long after making it
+MAX_BULK = 500
+SYSTEM_ACTORS = ("system",)  # actors "system" and "system:…" decide by rule: their decisions have no undo
 
 
 class AlreadyDecided(EngineError):
     code = "already_decided"
+
+
+class ClaimedByOther(EngineError):
+    """Another reviewer holds a live claim on the batch."""
+
+    code = "claimed_by_other"
+
+
+class NotDecided(EngineError):
+    code = "not_decided"
+
+
+class UndoExpired(EngineError):
+    """The undo window has passed: a later revert is a new decision by other means."""
+
+    code = "undo_expired"
+
+
+class UndoNotYours(EngineError):
+    """Only the reviewer who decided may undo the decision."""
+
+    code = "undo_not_yours"
+
+
+class UndoConflict(EngineError):
+    """A newer batch from the same origin about the same subject is pending: decide that one first."""
+
+    code = "undo_conflict"
 
 
 # --- injection scan ---------------------------------------------------------------------------------------
@@ -393,30 +436,70 @@ def _open_request(
     return request
 
 
-def _claim(request_id: Any, status: str, actor: str, reason: str, t: datetime) -> ApprovalRequest:
-    """Move a pending request to ``status``: the conditional UPDATE lets exactly one decision win."""
+def _request_id(request_id: Any) -> int:
+    if isinstance(request_id, bool):
+        raise NotFound("no such approval request", field="request_id")
     try:
-        rid = int(request_id)
+        return int(request_id)
     except (TypeError, ValueError):
         raise NotFound("no such approval request", field="request_id") from None
-    pending = ApprovalRequest.objects.filter(id=rid, status=ApprovalRequest.PENDING)
-    # people decide before the TTL runs out; the system decides after it
-    pending = (
-        pending.filter(expires_at__lte=t)
-        if status == ApprovalRequest.EXPIRED
-        else pending.filter(expires_at__gt=t)
+
+
+def _is_system(actor: str) -> bool:
+    return actor in SYSTEM_ACTORS or actor.startswith("system:")
+
+
+def _claim_free_for(actor: str, t: datetime) -> Q:
+    """No live claim by anyone but ``actor`` (claims expire by comparing times: no job releases them)."""
+    return Q(claimed_by="") | Q(claimed_by=actor) | Q(claimed_until__isnull=True) | Q(claimed_until__lte=t)
+
+
+def _claimed_by_other(request: ApprovalRequest) -> ClaimedByOther:
+    until = request.claimed_until.isoformat() if request.claimed_until else None
+    return ClaimedByOther(
+        f"batch #{request.id} is claimed by {request.claimed_by} until "
+        f"{request.claimed_until:%H:%M:%S} UTC; wait for the claim to end or ask them",
+        field="request_id",
+        holder=request.claimed_by,
+        claimed_until=until,
     )
-    won = pending.update(status=status, decided_at=t, decided_by=actor, decision_reason=reason)
+
+
+def _win(request_id: Any, status: str, actor: str, reason: str, t: datetime) -> ApprovalRequest:
+    """Move a pending request to ``status``: the conditional UPDATE lets exactly one decision win.
+
+    A person decides before the TTL runs out and only if nobody else holds a live claim; the system decides
+    after the TTL, claims or not. The decision releases the claim and, for a person, opens the undo window.
+    """
+    rid = _request_id(request_id)
+    pending = ApprovalRequest.objects.filter(id=rid, status=ApprovalRequest.PENDING)
+    if status == ApprovalRequest.EXPIRED:
+        pending = pending.filter(expires_at__lte=t)
+    else:
+        pending = pending.filter(expires_at__gt=t).filter(_claim_free_for(actor, t))
+    undo_until = None if _is_system(actor) else t + timedelta(seconds=UNDO_SECS)
+    won = pending.update(
+        status=status,
+        decided_at=t,
+        decided_by=actor,
+        decision_reason=reason,
+        claimed_by="",
+        claimed_until=None,
+        undo_until=undo_until,
+        undo_state={},
+    )
     request = ApprovalRequest.objects.filter(id=rid).first()
     if request is None:
         raise NotFound("no such approval request", field="request_id")
     if not won and request.status == ApprovalRequest.PENDING:
-        raise AlreadyDecided(
-            "this request's time ran out; it is being rejected automatically (ttl_expired)"
-            if status != ApprovalRequest.EXPIRED
-            else "this request has not expired yet",
-            field="request_id",
-        )
+        if status == ApprovalRequest.EXPIRED:
+            raise AlreadyDecided("this request has not expired yet", field="request_id")
+        if request.expires_at <= t:
+            raise AlreadyDecided(
+                "this request's time ran out; it is being rejected automatically (ttl_expired)",
+                field="request_id",
+            )
+        raise _claimed_by_other(request)
     if not won:
         raise AlreadyDecided(
             f"this request was already decided ({request.status} by {request.decided_by})", field="request_id"
@@ -439,11 +522,43 @@ def _request_writes(request: ApprovalRequest) -> list[FactWrite]:
     )
 
 
-def _apply_verdict(request: ApprovalRequest, *, approve: bool, t: datetime, event: str) -> dict[str, int]:
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _from_iso(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+
+_ROW_FIELDS = (*_DERIVED_FIELDS, "origin_trust")
+
+
+def _snapshot(writes: list[FactWrite], rows: list[str]) -> dict[str, Any]:
+    """What an undo restores: the batch's writes (record time, trust) and its own rows as they were."""
+    stored = Memory.objects.filter(id__in=rows).values("id", *_ROW_FIELDS)
+    return {
+        "writes": {
+            str(w.id): [_iso(w.believed_from), _iso(w.believed_until), w.origin_trust] for w in writes
+        },
+        "rows": {
+            r["id"]: {k: _iso(v) if isinstance(v, datetime) else v for k, v in r.items() if k != "id"}
+            for r in stored
+        },
+    }
+
+
+def _apply_verdict(
+    request: ApprovalRequest, *, approve: bool, t: datetime, event: str, undoable: bool = False
+) -> dict[str, int]:
     writes = _request_writes(request)
     keys = sorted({(w.subject, w.predicate) for w in writes})
     for subject, predicate in keys:
         c.lock_key(request.agent_id, subject, predicate)
+    if undoable:
+        snapshot = _snapshot(writes, [w.memory_id for w in writes if not w.is_reaffirm])
+        snapshot["verdict"] = FactWrite.STATE_BELIEVED if approve else FactWrite.STATE_RETRACTED
+        ApprovalRequest.objects.filter(id=request.id).update(undo_state=snapshot)
+        request.undo_state = snapshot
     ids = [w.id for w in writes]
     if approve:
         FactWrite.objects.filter(id__in=ids).update(
@@ -468,8 +583,10 @@ def _decide(
 ) -> ApprovalRequest:
     actor = c.check_actor(actor)
     t = c.now()
-    request = _claim(request_id, status, actor, reason, t)
-    counts = _apply_verdict(request, approve=approve, t=t, event=event)
+    request = _win(request_id, status, actor, reason, t)
+    counts = _apply_verdict(
+        request, approve=approve, t=t, event=event, undoable=request.undo_until is not None
+    )
     c.audit(
         agent_id=request.agent_id,
         actor=actor,
@@ -528,6 +645,281 @@ def quarantine_expire(request_id: Any, actor: str = "system:ttl") -> ApprovalReq
         approve=False,
         event="quarantine_reject",
     )
+
+
+# --- claims, undo and bulk decisions (SPEC D3; UX "Every queue") -----------------------------------------
+
+
+def _locked(rid: int) -> ApprovalRequest:
+    qs = ApprovalRequest.objects.filter(id=rid, action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE)
+    if connection.vendor == "postgresql":
+        qs = qs.select_for_update()  # SQLite: the IMMEDIATE write transaction already serialises writers
+    request = qs.first()
+    if request is None:
+        raise NotFound("no such approval request", field="request_id")
+    return request
+
+
+@c.write_transaction
+def quarantine_claim(*, request_id: Any, actor: str, secs: int = CLAIM_SECS) -> ApprovalRequest:
+    """Claim a pending batch while working on it (or renew one's own claim) for ``secs`` seconds.
+
+    Others see who holds it and until when; their decisions are refused (``claimed_by_other``) until the claim
+    ends: released, decided, or simply expired (times are compared; no job is needed).
+    """
+    actor = c.check_actor(actor)
+    if isinstance(secs, bool) or not isinstance(secs, int) or not 1 <= secs <= MAX_CLAIM_SECS:
+        raise InvalidArgument(f"secs must be an integer from 1 to {MAX_CLAIM_SECS}", field="secs")
+    rid = _request_id(request_id)
+    t = c.now()
+    won = (
+        ApprovalRequest.objects.filter(id=rid, status=ApprovalRequest.PENDING, expires_at__gt=t)
+        .filter(_claim_free_for(actor, t))
+        .update(claimed_by=actor, claimed_until=t + timedelta(seconds=secs))
+    )
+    request = ApprovalRequest.objects.filter(id=rid).first()
+    if request is None:
+        raise NotFound("no such approval request", field="request_id")
+    if not won:
+        if request.status != ApprovalRequest.PENDING:
+            raise AlreadyDecided(
+                f"this request was already decided ({request.status} by {request.decided_by})",
+                field="request_id",
+            )
+        if request.expires_at <= t:
+            raise AlreadyDecided(
+                "this request's time ran out; it is being rejected automatically (ttl_expired)",
+                field="request_id",
+            )
+        raise _claimed_by_other(request)
+    c.audit(
+        agent_id=request.agent_id,
+        actor=actor,
+        action="quarantine_claimed",
+        subject=request.subject,
+        reason=f"claimed until {request.claimed_until:%H:%M:%S} UTC",
+        at=t,
+        request_id=request.id,
+        origin=request.origin,
+        claimed_until=_iso(request.claimed_until),
+    )
+    return request
+
+
+@c.write_transaction
+def quarantine_release(*, request_id: Any, actor: str) -> ApprovalRequest:
+    """Give up one's own claim (a no-op if ``actor`` holds none)."""
+    actor = c.check_actor(actor)
+    rid = _request_id(request_id)
+    t = c.now()
+    won = ApprovalRequest.objects.filter(id=rid, claimed_by=actor, claimed_until__gt=t).update(
+        claimed_by="", claimed_until=None
+    )
+    request = ApprovalRequest.objects.filter(id=rid).first()
+    if request is None:
+        raise NotFound("no such approval request", field="request_id")
+    if won:
+        c.audit(
+            agent_id=request.agent_id,
+            actor=actor,
+            action="quarantine_released",
+            subject=request.subject,
+            reason="claim released",
+            at=t,
+            request_id=request.id,
+            origin=request.origin,
+        )
+    return request
+
+
+def _restore_writes(agent_id: str, snapshot: dict[str, Any], verdict: str) -> list[FactWrite]:
+    """Put the batch's writes back into quarantine as they were before the verdict. Writes something else has
+    changed since (a purge retracting approved writes, say) are left alone."""
+    saved = snapshot.get("writes") or {}
+    writes = list(
+        FactWrite.objects.filter(agent_id=agent_id, id__in=[int(i) for i in saved], state=verdict).order_by(
+            "id"
+        )
+    )
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for w in writes:
+        believed_from, believed_until, trust = saved[str(w.id)]
+        groups.setdefault((believed_from, believed_until, trust), []).append(w.id)
+    for (believed_from, believed_until, trust), ids in groups.items():
+        FactWrite.objects.filter(id__in=ids).update(
+            state=FactWrite.STATE_QUARANTINED,
+            believed_from=_from_iso(believed_from),
+            believed_until=_from_iso(believed_until),
+            origin_trust=trust,
+        )
+    return writes
+
+
+def _restore_rows(snapshot: dict[str, Any], writes: list[FactWrite]) -> None:
+    """The batch's own rows as they were while held (re-derivation has already re-opened what they had
+    superseded and marked them quarantined again)."""
+    saved = snapshot.get("rows") or {}
+    for memory_id in sorted({w.memory_id for w in writes if not w.is_reaffirm}):
+        fields = saved.get(memory_id)
+        if not fields:
+            continue
+        values = {
+            k: _from_iso(v) if k in {"valid_from", "valid_until", "invalidated_at"} else v
+            for k, v in fields.items()
+            if k in _ROW_FIELDS
+        }
+        values["quarantined"] = True
+        Memory.objects.filter(id=memory_id).update(**values)
+
+
+@c.write_transaction
+def quarantine_undo(*, request_id: Any, actor: str, reason: str = "undone by the decider") -> ApprovalRequest:
+    """Revert a decision inside its undo window: the batch is pending again, as it was before the decision.
+
+    An approve undo re-quarantines the writes and re-derives their keys, so reads return what they returned
+    before the approve; a reject undo puts the retracted rows back into quarantine with their trust restored.
+    The batch keeps the time it had left (the TTL clock does not run while it is decided) and is claimed by
+    the undoer, who usually decides again. The undo is a new audit decision (``quarantine_undo``). Only the
+    decider may undo (``undo_not_yours``); after the window it is refused (``undo_expired``).
+    """
+    actor = c.check_actor(actor)
+    reason = _check_reason(reason)
+    rid = _request_id(request_id)
+    t = c.now()
+    request = _locked(rid)
+    if request.status == ApprovalRequest.PENDING:
+        raise NotDecided("this batch is pending: there is no decision to undo", field="request_id")
+    if request.decided_by != actor:
+        raise UndoNotYours(
+            f"only the reviewer who decided may undo it ({request.status} by {request.decided_by})",
+            field="request_id",
+        )
+    if request.undo_until is None or request.undo_until <= t or request.decided_at is None:
+        raise UndoExpired(
+            "the undo window has passed; a later revert is a new decision by other means", field="request_id"
+        )
+    verdict = (request.undo_state or {}).get("verdict")
+    if verdict not in (FactWrite.STATE_BELIEVED, FactWrite.STATE_RETRACTED):
+        raise UndoExpired("this decision cannot be undone", field="request_id")
+    previous, decided_at = request.status, request.decided_at
+    paused = t - decided_at  # the TTL clock stops while the batch is decided
+    conflict = UndoConflict(
+        "a newer batch from this origin about this subject is pending; decide that one instead",
+        field="request_id",
+    )
+    if (
+        ApprovalRequest.objects.filter(
+            agent_id=request.agent_id,
+            action_kind=request.action_kind,
+            origin=request.origin,
+            subject=request.subject,
+            status=ApprovalRequest.PENDING,
+        )
+        .exclude(id=rid)
+        .exists()
+    ):
+        raise conflict
+    try:
+        with transaction.atomic():  # the partial unique index: one pending batch per (agent, origin, subject)
+            won = ApprovalRequest.objects.filter(
+                id=rid, status=previous, decided_at=decided_at, undo_until__gt=t
+            ).update(
+                status=ApprovalRequest.PENDING,
+                decided_at=None,
+                decided_by="",
+                decision_reason="",
+                undo_until=None,
+                undo_state={},
+                expires_at=request.expires_at + paused,
+                remind_at=request.remind_at + paused,
+                claimed_by=actor,
+                claimed_until=t + timedelta(seconds=CLAIM_SECS),
+            )
+    except IntegrityError:
+        raise conflict from None
+    if not won:
+        raise UndoExpired("the decision changed meanwhile; reload the batch", field="request_id")
+    snapshot = request.undo_state or {}
+    writes = _restore_writes(request.agent_id, snapshot, verdict)
+    keys = sorted({(w.subject, w.predicate) for w in writes})
+    for subject, predicate in keys:
+        c.lock_key(request.agent_id, subject, predicate)
+    for subject, predicate in keys:
+        rederive_key(request.agent_id, subject, predicate, at=t)
+    _restore_rows(snapshot, writes)
+    if keys:
+        c.bump_generation(request.agent_id)
+    request.refresh_from_db()
+    c.audit(
+        agent_id=request.agent_id,
+        actor=actor,
+        action="quarantine_undo",
+        subject=request.subject,
+        reason=reason,
+        at=t,
+        request_id=request.id,
+        origin=request.origin,
+        undone=previous,
+        undone_decided_at=_iso(decided_at),
+        ids=request.payload.get("ids", []),
+        writes=len(writes),
+    )
+    _emit(
+        "knowledge.decided",
+        request.agent_id,
+        {"request_id": request.id, "status": ApprovalRequest.PENDING, "undone": previous, "actor": actor},
+    )
+    return request
+
+
+@dataclass(frozen=True)
+class BulkOutcome:
+    """One batch of a bulk decision: ``approved``/``denied``, or ``skipped`` with the error ``code``."""
+
+    request_id: int
+    outcome: str
+    code: str = ""
+    message: str = ""
+    holder: str = ""
+
+
+def quarantine_bulk(
+    *, agent_id: str, request_ids: Any, decision: str, actor: str, reason: str
+) -> list[BulkOutcome]:
+    """Approve or reject many batches of one agent, each in its own transaction with its own audit entry.
+
+    Batches held by another reviewer's live claim, already decided or past their TTL are skipped and reported
+    (with the same stable codes a single decision gives); an id of another agent is ``not_found``.
+    """
+    agent_id = c.check_agent_id(agent_id)
+    actor = c.check_actor(actor)
+    reason = _check_reason(reason)
+    if decision not in ("approve", "reject"):
+        raise InvalidArgument("decision must be approve or reject", field="decision")
+    if isinstance(request_ids, str | bytes) or not isinstance(request_ids, list | tuple):
+        raise InvalidArgument("request_ids must be a list of ids", field="request_ids")
+    if len(request_ids) > MAX_BULK:
+        raise InvalidArgument(f"at most {MAX_BULK} batches per bulk decision", field="request_ids")
+    ids = list(dict.fromkeys(_request_id(i) for i in request_ids))
+    mine = set(
+        ApprovalRequest.objects.filter(
+            agent_id=agent_id, id__in=ids, action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE
+        ).values_list("id", flat=True)
+    )
+    decide = quarantine_approve if decision == "approve" else quarantine_reject
+    out: list[BulkOutcome] = []
+    for rid in ids:
+        if rid not in mine:
+            out.append(BulkOutcome(rid, "skipped", NotFound.code, "no such approval request"))
+            continue
+        try:
+            request = decide(rid, actor=actor, reason=reason)
+        except EngineError as exc:
+            holder = str(exc.details.get("holder", "")) if isinstance(exc, ClaimedByOther) else ""
+            out.append(BulkOutcome(rid, "skipped", exc.code, exc.message, holder))
+        else:
+            out.append(BulkOutcome(rid, request.status))
+    return out
 
 
 def sweep(*, actor: str = "system:ttl") -> dict[str, int]:

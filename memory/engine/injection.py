@@ -50,7 +50,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-RULESET_VERSION = "p4-2025.1"
+RULESET_VERSION = "p4-2026.2"
 
 WEIGHTS: dict[str, int] = {
     "instruction_override": 40,
@@ -180,13 +180,14 @@ _HTML_TAG = re.compile(r"</?[a-z][a-z0-9_:-]{0,30}(?:\s[^<>]{0,300})?/?>|<\|[a-z
 _HTML_ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z]{2,8});")
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_ANY = re.compile(f"[{_CJK}]")
-_CJK_GAP = re.compile(f"(?<=[{_CJK}])\\s+(?=[{_CJK}])")
+_CJK_GAP = re.compile(f"([{_CJK}])\\s+(?=[{_CJK}])")
 
 # "i g n o r e", "i.g.n.o.r.e", "i_g_n_o_r_e": four or more single characters with separators between them
 _SPACED_RUN = re.compile(r"(?<![a-z0-9])[a-z0-9](?:[^a-z0-9\n]{1,3}[a-z0-9](?![a-z0-9])){3,}")
 
 # a letter touching a digit or symbol that leetspeak uses for a letter
 _LEET_ADJ = re.compile(r"[a-z'][0-9@$!|+]|[0-9@$!|+][a-z']")
+_LEET_CHAR = re.compile(r"[0-9@$!|+]")
 _LEET = str.maketrans(
     {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g"}
     | {"@": "a", "$": "s", "!": "i", "|": "l", "+": "t"}
@@ -231,9 +232,19 @@ def _fold_text(text: str, normalised: bool = False) -> str:
     if text.isascii():
         return text.lower()
     text = _HOMOGLYPH_RE.sub(_homoglyph, text).lower()
+    if _LATIN_ACCENTED.search(text):
+        text = _LATIN_ACCENTED.sub(_unaccent, text)
     if _T2S_RE.search(text):
         text = _T2S_RE.sub(_t2s, text)
     return _PUNCT_RE.sub(_punct, text)
+
+
+_LATIN_ACCENTED = re.compile("[\u00c0-\u00ff\u0100-\u024f\u1e00-\u1eff]+")
+
+
+def _unaccent(m: re.Match[str]) -> str:
+    """ "ǐgnore prevíous" -> "ignore previous": accents on Latin letters are dropped (CJK is left alone)."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", m.group()) if not unicodedata.combining(ch))
 
 
 def _homoglyph(m: re.Match[str]) -> str:
@@ -250,7 +261,23 @@ def _punct(m: re.Match[str]) -> str:
 
 def _collapse(text: str) -> str:
     text = " ".join(text.split())
-    return _CJK_GAP.sub("", text) if not text.isascii() and _CJK_ANY.search(text) else text
+    return _CJK_GAP.sub(r"\1", text) if not text.isascii() and _CJK_ANY.search(text) else text
+
+
+_TAG_ATTR_TEXT = re.compile(
+    r"""\b(?:alt|title|aria-label|content|placeholder|data-[a-z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')"""
+)
+_MD_UNDERSCORE = re.compile(r"(?<![a-z0-9])_+|_+(?![a-z0-9])")
+
+
+def _tag_text(m: re.Match[str]) -> str:
+    """A stripped tag leaves the text of its human-readable attributes (``<img alt="...">``): hidden text there
+    is still read by a model."""
+    tag = m.group()
+    if "=" not in tag:
+        return " "
+    texts = [a or b for a, b in _TAG_ATTR_TEXT.findall(tag)]
+    return f" {' '.join(t for t in texts if t)} " if texts else " "
 
 
 def _strip_wrappers(text: str) -> str:
@@ -258,9 +285,11 @@ def _strip_wrappers(text: str) -> str:
         text = html.unescape(text)
     if "<" in text:
         text = _HTML_COMMENT_MARK.sub(" ", text)
-        text = _HTML_TAG.sub(" ", text)
+        text = _HTML_TAG.sub(_tag_text, text)
     if "```" in text or "~~~" in text:
         text = _CODE_FENCE.sub(" ", text)
+    if "_" in text:  # "_emphasis_" and "__bold__", not snake_case names
+        text = _MD_UNDERSCORE.sub(" ", text)
     return _MD_SPACE.sub(" ", _MD_DROP.sub("", text))
 
 
@@ -854,7 +883,8 @@ _RULES: list[tuple[str, str, str, str]] = [
         r"(?:free of|without)|no longer have|have got) no <1>(?:restrictions|filters|guidelines|content polic(?:y|ies)|"
         r"ethical guidelines|safeguards|guardrails|censorship|rules)\b"
         r"|\b(?:developer mode|jailbreak|jailbroken|dan|unfiltered|uncensored) (?:output|response|reply)s?\b"
-        r"|\b(?:stop refusing|never refuse|don't refuse|do not refuse|must not refuse|no refusals|without refusing|"
+        r"|\b(?:answer|respond|reply|comply|obey|help)\b[^.!?\n]{0,40}\bwithout refusing\b"
+        r"|\b(?:stop refusing|never refuse|don't refuse|do not refuse|must not refuse|no refusals|"
         r"never say no)(?: (?:any|my|a|to answer|anything))? ?(?:requests?|questions?|prompts?|instructions?|tasks?)?"
         r"(?= ?[.!,;]|$)"
         r"|\b(?:you are|you're|you re) (?:now )?free(?: now)? (?:no more|without|from|of) (?:any |all |your )?(?:rules|"
@@ -2002,6 +2032,14 @@ class _Found:
             set()
         )  # (rule id, view) already matched: skip its other alternatives
 
+    def saturated(self, families: frozenset[str], plain: bool) -> bool:
+        """True when ``add`` could change nothing more for these families: each holds its maximum number of
+        matches and, for a plain view, is already known to be plain."""
+        per = self.per_family
+        return all(per.get(f, 0) >= _MAX_MATCHES_PER_FAMILY for f in families) and (
+            not plain or families <= self.plain
+        )
+
     def add(self, rule: str, family: str, view: str, snippet: str, plain: bool) -> None:
         self.seen.add((rule, view))
         if plain:
@@ -2176,8 +2214,11 @@ def _words(*groups: str) -> frozenset[str]:
 
 _L_OVR_ACTION = _words(
     "ignore ignoring disregard disregarding forget forgetting bypass bypassing circumvent skip override overrule "
-    "discard dismiss abandon neglect overlook exempt unlearn revoke rescind retract nullify invalidate aside"
+    "discard dismiss abandon neglect overlook exempt unlearn revoke rescind retract nullify invalidate aside "
+    "scrap scrapping wipe erase clear reset ditch shed suspend suspending purge"
 )
+# also adjectives or nouns ("your instructions were clear"): they count only before the instruction noun
+_L_OVR_VERB_FIRST = _words("scrap wipe erase clear reset ditch shed suspend purge")
 _L_OVR_PHRASES = (
     "set aside",
     "throw away",
@@ -2186,6 +2227,9 @@ _L_OVR_PHRASES = (
     "don't pay attention",
     "do not pay attention",
     "stop following",
+    "quit following",
+    "on hold",
+    "quit obeying",
     "not follow",
     "don't follow",
     "dont follow",
@@ -2211,7 +2255,8 @@ _L_OVR_PHRASES = (
 _L_OBJ = _words(
     "instructions instruction rules guidelines guidance directives directive constraints restrictions guardrails "
     "safeguards programming policy policies prompt filters protocols ethics morals limitations boundaries "
-    "conditioning rulebook"
+    "conditioning rulebook rule guideline restriction constraint directions brief setup configuration "
+    "config mandate"
 )
 _L_OBJ_AI = (
     "system message",
@@ -2243,6 +2288,17 @@ _L_TARGET_AFTER = (
     "given to you",
     "you follow",
     "you were trained",
+    "you were configured",
+    "you started with",
+    "you began with",
+    "you were handed",
+    "you operate under",
+    "you run under",
+    "you work under",
+    "you were set",
+    "configured with",
+    "you were set up",
+    "you were built",
 )
 _L_AI_TARGET = _words(
     "your developer developers operator operators openai anthropic safety hidden original initial"
@@ -2250,9 +2306,19 @@ _L_AI_TARGET = _words(
 _L_OWNER = _words("my our his her their mom's dad's")
 _L_STATE = _words(
     "void null revoked lifted suspended removed disabled deactivated cancelled canceled fake obsolete overridden "
-    "waived invalid irrelevant rescinded nullified"
+    "waived invalid irrelevant rescinded nullified expired outdated superseded deprecated retired lifted suspended "
+    "optional replaced wiped erased deleted"
 )
 _L_STATE_PHRASES = (
+    "don't count",
+    "do not count",
+    "doesn't count",
+    "does not count",
+    "no longer count",
+    "no longer counts",
+    "only a drill",
+    "just a drill",
+    "a drill",
     "no longer apply",
     "don't apply",
     "do not apply",
@@ -2358,10 +2424,12 @@ _L_REFUSAL_FREE = (
     "answers everything",
     "answer everything",
 )
+_L_GONE = _words("deleted removed lifted stripped disabled gone erased wiped dropped")
+_L_YOU = _words("you your yourself you're")
 _L_STRONG_FREEDOM = _words("uncensored unfiltered unrestricted jailbroken unlocked")
 _L_SEND = _words(
     "send forward email e-mail mail post upload transmit submit leak exfiltrate share copy paste sync relay "
-    "deliver dump export push publish transfer fax dm"
+    "deliver dump export push publish transfer fax dm attach attached"
 )
 _L_DATA_STRONG = _words(
     "passwords password credentials token tokens cookie cookies secret secrets ssn cvv records database db "
@@ -2391,6 +2459,13 @@ _L_DATA_PHRASES = (
     "customer records",
     "customer data",
     "user data",
+    "customer list",
+    "contact list",
+    "client list",
+    "user list",
+    "employee list",
+    "access token",
+    "access tokens",
 )
 _L_THIRD = (
     "the user's",
@@ -2433,6 +2508,12 @@ _L_TOOL_HARM = _words("refund transfer pay payment wire delete purge wipe erase 
 
 # Chinese (folded to Simplified): substrings
 _Z_OVR_ACTION = (
+    "清空",
+    "清除",
+    "抹掉",
+    "抹去",
+    "删掉",
+    "重置",
     "忽略",
     "忽视",
     "无视",
@@ -2457,6 +2538,13 @@ _Z_OVR_ACTION = (
     "不必遵守",
     "别遵守",
     "不要再遵守",
+    "不必再遵守",
+    "不用再遵守",
+    "无需再遵守",
+    "不需要再遵守",
+    "别再遵守",
+    "不用再听",
+    "不必再听",
     "停止遵守",
     "不要遵循",
     "不用听",
@@ -2541,6 +2629,17 @@ _Z_STATE = (
     "不作数",
     "没用了",
     "不用管了",
+    "演习",
+    "演练",
+    "被取代",
+    "取代了",
+    "被替换",
+    "替换掉",
+    "被覆盖",
+    "全部关闭",
+    "都关闭",
+    "已关闭",
+    "被关闭",
 )
 _Z_AI_TARGET = (
     "你的",
@@ -2601,6 +2700,9 @@ _Z_AI = (
     "什么都可以说",
     "什么都能说",
     "什么都可以回答",
+    "什么都能做",
+    "什么都可以做",
+    "dan",
     "随便回答",
 )
 _Z_FREE = (
@@ -2661,6 +2763,9 @@ _Z_DEST = (
 )
 _Z_DATA = (
     "身分证",
+    "护照",
+    "驾照",
+    "病历",
     "身份证",
     "信用卡",
     "密码",
@@ -2669,8 +2774,6 @@ _Z_DATA = (
     "电话",
     "资料",
     "数据",
-    "记录",
-    "纪录",
     "聊天",
     "对话",
     "通讯录",
@@ -2682,6 +2785,8 @@ _Z_DATA = (
     "帐号",
     "账号",
     "邮件",
+    "邮箱",
+    "信箱",
 )
 _Z_REVEAL = ("列出", "告诉我", "给我", "显示", "输出", "打印", "印出", "导出", "汇出", "公开", "贴出")
 _Z_SCOPE = ("所有", "全部", "其他", "每个", "每一个", "资料库", "数据库")
@@ -2769,7 +2874,7 @@ def _near(tokens: list[str], j: int, pool: frozenset[str], before: int, after: i
 
 _L_EXTRACT = _words(
     "print show reveal tell give list paste output dump echo recite spell repeat translate quote copy share display "
-    "write summarize summarise disclose expose what which"
+    "write summarize summarise disclose expose what which what's"
 )
 _L_PROMPT = _words(
     "prompt prompts instructions instruction rules configuration config context preamble directives guidelines "
@@ -2785,8 +2890,16 @@ _P_PROMPT = _Phrases(
         "hidden prompt",
         "initial prompt",
         "text you were initialized with",
+        "above our conversation",
+        "before our conversation",
+        "above this conversation",
+        "before this conversation",
+        "before my first message",
         "instructions file",
         "you were instructed",
+        "were you told",
+        "you were told not",
+        "you've been told",
         "were you instructed",
         "you were programmed",
         "hidden preamble",
@@ -2813,6 +2926,8 @@ _P_SELF = _Phrases(
         "you were told",
         "defines your",
         "you use",
+        "you must",
+        "you have to",
     )
 )
 _L_STOP = _words("stop halt terminate cease finish abort")
@@ -2857,6 +2972,10 @@ _P_END_OF = _Phrases(
         "end of the text",
         "end of text",
         "end of input",
+        "input finished",
+        "input is finished",
+        "input complete",
+        "input is complete",
         "end of the input",
         "end of the message",
         "end of message",
@@ -2871,6 +2990,10 @@ _P_END_OF = _Phrases(
         "end of user message",
         "end of the conversation",
         "conversation is over",
+        "conversation over",
+        "session over",
+        "chat over",
+        "session is over",
         "document ends",
         "text ends",
         "input ends",
@@ -2879,6 +3002,10 @@ _P_END_OF = _Phrases(
 _P_AFTER_END = _Phrases(
     (
         "everything after",
+        "anything after",
+        "anything that comes after",
+        "after this marker",
+        "after this line",
         "what follows",
         "new instruction",
         "new instructions",
@@ -2892,6 +3019,11 @@ _P_AFTER_END = _Phrases(
         "don't respond",
         "any more questions",
         "anything else",
+        "no further replies",
+        "no further responses",
+        "no more replies",
+        "not allowed to reply",
+        "replies are not allowed",
         "ignore what follows",
         "not summarize",
         "do not summarize",
@@ -2920,13 +3052,40 @@ _L_ANY = (
     | _L_TOOL_CALL
     | _words("user users customer customers client patient employee owner")
     | _L_PROMPT
-    | _words("developer system initial first hidden instructed programmed preamble initialized end ends over")
+    | _words(
+        "developer system initial first hidden instructed programmed preamble initialized end ends over told"
+    )
     | _L_STOP
 )
 
 
-def _lex_en(clause: str) -> list[tuple[str, str]]:
-    """(family, rule id) for one lower-case clause."""
+_QUOTED = re.compile(r'"[^"\s]{1,20}(?: [^"\s]{1,20}){0,2}"')  # a short quoted message: "session invalid"
+# "the system prompt field in the bot builder", "the system message in the app": a product's UI, not the model's own
+_UI_SYSTEM = re.compile(
+    r"\bsystem (?:prompt|message)s? (?:field|box|setting|settings|editor|tab|section|template|input|textbox|"
+    r"text box|panel|page|option|in the app|in our|in my|in the (?:bot|chatbot|app|builder|dashboard|tool|ui|"
+    r"settings))"
+)
+_L_TARGET_RELAXED = _L_TARGET | {"the"}
+# an order to regard instructions as void: "consider all previous constraints lifted"
+_L_DECLARE = _words("consider treat regard assume deem")
+
+
+def _stated(words: set[str], joined: str, unquoted: str, clause: str) -> bool:
+    """The clause declares instructions void ("your rules no longer apply"), outside any short quoted message."""
+    if unquoted is not clause:
+        tokens = _LEX_TOKEN.findall(unquoted)
+        words, joined = set(tokens), f" {' '.join(tokens)} "
+    return bool(words & _L_STATE) or _P_STATE.in_clause(words, joined)
+
+
+def _lex_en(clause: str, relaxed: bool = False) -> list[tuple[str, str]]:
+    """(family, rule id) for one lower-case clause. ``relaxed`` (text that was hidden: decoded, spaced out, look-alike
+    letters) also counts "the rules" as the model's rules: nobody base64-encodes a remark about board-game rules."""
+    if "system" in clause and _UI_SYSTEM.search(clause) is not None:
+        clause = _UI_SYSTEM.sub(" ", clause)
+    # a state word inside a short quoted message ('it says "session invalid"') does not neutralise anything
+    unquoted = _QUOTED.sub(" ", clause) if '"' in clause else clause
     tokens = [
         t[:-2] if t.endswith("'s") and t not in ("let's", "it's", "that's", "what's") else t
         for t in _LEX_TOKEN.findall(clause)
@@ -2943,23 +3102,38 @@ def _lex_en(clause: str) -> list[tuple[str, str]]:
     ai_obj = _P_OBJ_AI.in_clause(words, joined)
     if obj_at or ai_obj:
         owned = {j for j in obj_at if _near(tokens, j, _L_OWNER, 2, 0) or _topical(tokens, j)}
-        targeted = [j for j in obj_at if j not in owned and _near(tokens, j, _L_TARGET, 3, 1)]
+        target_pool = _L_TARGET_RELAXED if relaxed else _L_TARGET
+        targeted = [j for j in obj_at if j not in owned and _near(tokens, j, target_pool, 3, 1)]
         if not targeted and any(j not in owned for j in obj_at) and _P_TARGET_AFTER.in_clause(words, joined):
             targeted = [j for j in obj_at if j not in owned]
-        if (targeted or ai_obj) and (words & _L_OVR_ACTION or _P_OVR.in_clause(words, joined)):
+        if (targeted or ai_obj) and (
+            not (words & _L_OVR_ACTION).issubset(_L_OVR_VERB_FIRST)
+            or any(t in _L_OVR_VERB_FIRST and any(k > j for k in obj_at) for j, t in enumerate(tokens))
+            or _P_OVR.in_clause(words, joined)
+        ):
             out.append(("instruction_override", "io.lex.override_action"))
         elif (
             ai_obj
             or any(j not in owned and _near(tokens, j, _L_AI_TARGET, 3, 0) for j in obj_at)
+            or (tokens[0] in _L_DECLARE and any(j not in owned for j in obj_at))
             or (any(j not in owned for j in obj_at) and _P_TARGET_AFTER.in_clause(words, joined))
-        ) and (words & _L_STATE or _P_STATE.in_clause(words, joined)):
+        ) and _stated(words, joined, unquoted, clause):
             out.append(("instruction_override", "io.lex.neutralised"))
 
     if _P_PERSONA.in_clause(words, joined):
         if words & _L_AI_NOUN:
             free = bool(words & _L_FREEDOM) or _P_FREEDOM.in_clause(words, joined)
             if not free:
-                free = any(t in _L_RESTR and _near(tokens, j, _L_NEG, 3, 0) for j, t in enumerate(tokens))
+                free = any(
+                    t in _L_RESTR and (_near(tokens, j, _L_NEG, 3, 0) or _near(tokens, j, _L_GONE, 0, 3))
+                    for j, t in enumerate(tokens)
+                )
+            if (
+                free
+                and words.isdisjoint(_L_YOU)
+                and not _P_PERSONA.in_clause(words, joined.replace(" evil twin ", " "))
+            ):
+                free = False  # "the evil twin episode of the show"
             if free:
                 out.append(("role_hijack", "rh.lex.unrestricted_persona"))
         elif words & _L_STRONG_FREEDOM and _P_REFUSAL.in_clause(words, joined):
@@ -2968,7 +3142,7 @@ def _lex_en(clause: str) -> list[tuple[str, str]]:
     if words & _L_SEND:
         strong = bool(words & _L_DATA_STRONG) or _P_DATA.in_clause(words, joined)
         third = any(p in clause for p in _L_THIRD)
-        if (strong or third) and _L_DEST_RE.search(clause):
+        if (strong or third or relaxed) and _L_DEST_RE.search(clause):
             out.append(("data_exfiltration", "de.lex.send_out"))
         elif third and words & _L_BROAD_DEST:
             out.append(("data_exfiltration", "de.lex.share_publicly"))
@@ -3006,7 +3180,8 @@ _L_TOPIC_PREP = _words("about for on in regarding concerning of at during with f
 _L_AI_CONTEXT = _words(
     "you your yourself system prompt conversation chat session thread ai model assistant bot llm developer "
     "developers operator operators above safety security content openai anthropic context instructions messages "
-    "this second moment minute bit while now today once rest next time question request answer response turn"
+    "this second moment minute bit while now today once rest next time question request answer response turn "
+    "memory"
 )
 
 
@@ -3027,12 +3202,21 @@ def _zh_owned(clause: str) -> bool:
     return bool(spots) and all(_has(clause[max(0, i - 6) : i], _Z_OWNER) for i in spots)
 
 
+_ZH_QUOTED = re.compile(r'"[^"\n]{1,12}"|「[^」\n]{1,12}」|『[^』\n]{1,12}』')
+_ZH_SYSTEM_SAYS = re.compile(r'系统(?:提示|显示|说)(?=\s*[:："「『])')
+
+
 def _lex_zh(clause: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
-    if _has(clause, _Z_OBJ) and not _zh_owned(clause):
-        if _has(clause, _Z_OVR_ACTION) and _has(clause, _Z_TARGET):
+    # "系统提示“登录已过期”" is the system *showing a message*, and a short quoted message is not an order: both
+    # are left out of the override checks
+    io_clause = clause
+    if "系统" in clause or '"' in clause or "「" in clause or "『" in clause:
+        io_clause = _ZH_QUOTED.sub(" ", _ZH_SYSTEM_SAYS.sub(" ", clause))
+    if _has(io_clause, _Z_OBJ) and not _zh_owned(io_clause):
+        if _has(io_clause, _Z_OVR_ACTION) and _has(io_clause, _Z_TARGET):
             out.append(("instruction_override", "io.lex.zh_override_action"))
-        elif _has(clause, _Z_STATE) and _has(clause, _Z_AI_TARGET):
+        elif _has(io_clause, _Z_STATE) and _has(io_clause, _Z_AI_TARGET):
             out.append(("instruction_override", "io.lex.zh_neutralised"))
     if _has(clause, _Z_FREE) and _has(clause, _Z_PERSONA) and _has(clause, _Z_AI):
         out.append(("role_hijack", "rh.lex.zh_unrestricted_persona"))
@@ -3054,30 +3238,990 @@ def _lex_zh(clause: str) -> list[tuple[str, str]]:
     return out
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Intent patterns (ruleset p4-2026.2): attack *shapes* that cut across wordings
+# ---------------------------------------------------------------------------------------------------------
+# Each detector below describes one class of attack by its structure rather than by a sentence: text that
+# addresses an AI reader of a document and gives it orders (indirect injection); a retraction of the user's task
+# followed by new orders about "the user"; a request to skip the *safety* part of an answer; a new persona for
+# the model ("from now on you are a ... bot"); the dead-relative role-play that smuggles dangerous or secret
+# content; fetch-a-URL-and-obey; an action taken on tools or data *and hidden from the user*; a request for the
+# deployment's own secrets (environment, keys, credentials). They run over the whole text view (the address and
+# the order are often in different clauses) and each is gated by a cheap substring test.
+
+_AI_N = (
+    r"(?:ai|a\.i\.|assistant|agent|model|language model|llm|bot|chatbot|gpt|chatgpt|claude|copilot|gemini|"
+    r"summari[sz]er|crawler|scraper)s?"
+)
+_READ_V = (
+    r"(?:read|reads|reading|process|processes|processing|parse|parses|parsing|summari[sz]e|summari[sz]es|"
+    r"summari[sz]ing|opens?|opening|sees?|scans?|scanning|analy[sz]e|analy[sz]es|analy[sz]ing|index|indexes|"
+    r"indexing|reviews?|reviewing|handles?|handling|crawls?|crawling|translates?|translating|receives?|"
+    r"receiving|gets?)"
+)
+_DOC_N = (
+    r"(?:page|webpage|web page|document|doc|file|email|e-mail|mail|message|cv|resume|ticket|invite|invitation|"
+    r"repo|repository|website|site|review|thread|text|note|post|pdf|listing|profile|comment|readme|issue|"
+    r"article|content|transcript|calendar|attachment)"
+)
+_ADDRESS_PARTS = (
+    # "if an assistant is reading this page", "when the ai assistant reads this invite", "as soon as an agent ..."
+    r"\b(?:if|when|whenever|once|as soon as|while)\s+(?:you(?:'re| are)\s+)?(?:an?|any|the|some|whichever)?\s*"
+    rf"(?:[\w-]+\s)?{_AI_N}\b[^.!?\n]{{0,40}}?\b{_READ_V}\s+(?:[\w-]+\s+)?(?:this|these)\b",
+    # "note to ai models", "instruction for the ai", "note for any ai system", "p.s. to the summariser bot"
+    rf"\b(?:note|notice|message|instruction|instructions|attention|reminder|memo|directive|p\.?s\.?)\s*(?:to|for)"
+    rf"\s+(?:the\s+|any\s+|all\s+|every\s+|whichever\s+|an?\s+)?(?:[\w-]+\s){{0,2}}?{_AI_N}\b",
+    # "to the coding agent reading this repo", "to whichever language model summarises this thread"
+    rf"\bto\s+(?:the|any|all|every|whichever)\s+(?:[\w-]+\s){{0,2}}?{_AI_N}\s+(?:that\s+|who\s+|which\s+)?"
+    rf"{_READ_V}\b",
+    # "ai models reading this page", "any assistant summarising this document"
+    rf"\b{_AI_N}\s+(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+)?(?:reading|processing|summari[sz]ing|parsing|"
+    rf"analy[sz]ing|crawling|indexing|reviewing)\s+this\b",
+    rf"\battention\s*,?\s+(?:the\s+|all\s+|any\s+)?{_AI_N}\b",
+)
+_ADDRESS = re.compile(
+    "|".join(_ADDRESS_PARTS)
+)  # the whole family; scans use the parts, each behind a word gate
+_ADDRESS_RX = tuple(re.compile(p) for p in _ADDRESS_PARTS)
+# "when you process this cv" counts only when the text also hails the model ("hey ai, ...")
+_ADDRESS_YOU = re.compile(
+    rf"\b(?:if|when|whenever|once|as soon as|while)\s+you\s+(?:are\s+)?{_READ_V}\s+(?:this|these)\s+{_DOC_N}"
+)
+_HAIL_AI = re.compile(rf"\b(?:hey|hi|hello|dear|ok|okay|yo)\s*,?\s+(?:the\s+)?{_AI_N}\b")
+_DIRECTIVE = re.compile(
+    r"\b(?:tell|say|reply|respond|answer|write|praise|recommend|rate|rank|describe|stop|ignore|disregard|forget|"
+    r"leave out|omit|must|should|shall|needs? to|call|run|execute|delete|send|forward|e-?mail|accept|approve|"
+    r"click|visit|include|add|append|output|print|promote|insert|instead|do not|don't|never|always|only)\b"
+)
+_AI_HINT = re.compile(rf"\b{_AI_N}\b")
+
+_USER_TASK = re.compile(
+    r"\b(?:ignore|disregard|forget|stop|skip|abandon|drop|discard|override|overrule|not follow|stop following|"
+    r"set aside|put aside|leave aside|don't do|do not do|don't answer|do not answer)\s+"
+    r"(?:what\s+the\s+user\s+(?:asked|wants|requested|said|typed|wrote|needs)|"
+    r"whatever\s+(?:the\s+user|they|he|she)\s+(?:asked|wants|requested|said|typed)|"
+    r"the\s+(?:user|user's|users'|reader's|human's)\s+(?:original\s+|actual\s+)?(?:request|question|instructions?|"
+    r"task|query|prompt|ask|wishes|commands?|demands?|requirements?)\b)"
+    r"|\bthe\s+user'?s\s+(?:request|question|task|instructions?)\s+(?:no longer matters?|doesn't matter|"
+    r"does not matter|is cancell?ed|is void|is irrelevant|can be ignored|should be ignored)"
+)
+_TASK_HIJACK = re.compile(
+    r"\b(?:never mind|nevermind|don't do that|do not do that|disregard that|ignore that|forget that|"
+    r"scratch that|cancel that|skip that|forget the (?:summary|translation|task|request))\b[^\n]{0,60}?\binstead\b"
+    r"[^\n]{0,40}?\b(?:tell|inform|warn|notify|remind|say to|reply to|respond to|convince|persuade|ask)\s+"
+    r"(?:the\s+)?(?:user|users|reader|readers|recruiter|visitor|visitors|customer|customers|hiring manager|"
+    r"human)\b"
+)
+_SAFETY_SKIP = re.compile(
+    r"\b(?:skip|drop|ignore|bypass|disable|forget|omit|remove|ditch|turn off|switch off|leave out|cut out|"
+    r"spare me|cut)\s+(?:the\s+|your\s+|all\s+|any\s+|those\s+|these\s+|of\s+)*(?:usual\s+|normal\s+|standard\s+|"
+    r"typical\s+|annoying\s+|boring\s+|default\s+|whole\s+|built-in\s+)?(?:safety|ethical|ethics|moral|"
+    r"morality|content|censorship)\s+(?:talk|lectures?|speech|disclaimers?|warnings?|caveats?|filters?|checks?|"
+    r"guidelines|rules|polic(?:y|ies)|layer|restrictions|nonsense|stuff|preaching|sermons?|"
+    r"filtering|moderation)\b(?!\s+(?:on|for|in|at|of)\s+(?:the|my|our|his|her|this|that)\s+(?!(?:chat|"
+    r"conversation|answer|reply|response|model|assistant|ai|bot)\b))"
+)
+_PERSONA_TIME = re.compile(
+    r"\b(?:from now on|from this point(?: on| forward)?|from here on(?: out)?|starting (?:today|now)|henceforth|"
+    r"from today|for the rest of (?:this|the) (?:chat|conversation|session))\s*,?\s+you(?:'re| are| will be|'ll be|"
+    r" shall be| will act as| will play| become| will answer as| will respond as| are going to be)\s+(?:now\s+)?"
+    r"(?:a|an|the|my|our)\s+(?:[\w-]+\s+){0,3}?(?:bot|chatbot|assistant|ai|model|agent|gpt|persona|character)\b"
+)
+_PERSONA_FREE_P = _Phrases(
+    (
+        "act as",
+        "act like",
+        "pretend",
+        "roleplay",
+        "role-play",
+        "role play",
+        "respond as",
+        "answer as",
+        "reply as",
+        "simulate",
+        "emulate",
+        "become",
+        "from now on you",
+        "you will be",
+        "you'll be",
+        "you will respond",
+        "you will answer",
+        "you will reply",
+        "two voices",
+        "two personalities",
+        "two personas",
+        "respond twice",
+        "answer twice",
+        "reply twice",
+        "alter ego",
+        "stay in character",
+        "you are now",
+        "you're now",
+        "persona",
+    )
+)
+_STRONG_FREE = _words(
+    "uncensored unfiltered unrestricted jailbroken jailbreak unhinged unaligned unmoderated"
+)
+_RELATIVE_PLAY = re.compile(
+    r"\b(?:act as|act like|pretend (?:to be|you(?:'re| are))|play|roleplay as|role-play as|respond as|answer as|"
+    r"become|imitate|impersonate|be)\s+(?:my|our)\s+(?:(?:late|dead|deceased|departed|passed|beloved|old|sweet|"
+    r"dear)\s+)*(?:grand(?:ma|mother|pa|father|mom|mum|dad)|granny|nana|gran|aunt|auntie|uncle|mother|mom|mum|"
+    r"father|dad)\b"
+)
+_RELATIVE_LOOT = re.compile(
+    r"\b(?:napalm|explosives?|bombs?|meth|methamphetamine|weapons?|poisons?|serial (?:keys?|numbers?)|"
+    r"licen[cs]e keys?|activation (?:keys?|codes?)|product keys?|cd keys?|windows keys?|keys|passwords?|malware|"
+    r"viruse?s?|ransomware|thermite|nerve agents?|drugs)\b"
+)
+_FETCH_FOLLOW = re.compile(
+    r"\b(?:open|visit|load|fetch|read|browse(?: to)?|go to|navigate to|download|retrieve|get|curl)\b[^.!?\n]{0,80}?"
+    r"(?:https?://|www\.|\b[\w-]+\.(?:com|net|org|io|xyz|ru|cn|top|site|info|biz|me|app|dev|example|txt|md)\b)"
+    r"[^\n]{0,120}?\b(?:follow|obey|execute|carry out|act on|comply with|do)\s+(?:whatever|what|all|any|the|its|"
+    r"every|everything)?\s*(?:[\w-]+\s+){0,2}?(?:instructions?|it says|says|commands?|orders|directions|steps|"
+    r"found there|there|in it|written|tells you|it tells)"
+)
+_FETCH_BLIND = re.compile(
+    r"\bwhatever\b|\bobey\b|\bit says\b|\bfound there\b|\bit tells\b|\bits instructions\b"
+)
+_FETCH_TOOL = _words("tool tools plugin browser browsing agent assistant answering")
+_CONCEAL = re.compile(
+    r"\b(?:without (?:telling|asking|informing|notifying|alerting|confirming|confirmation|consent|permission|"
+    r"mentioning|bothering)|(?:do not|don't|dont|never|not) (?:bother (?:asking|telling|confirming|checking)|tell|mention|"
+    r"inform|notify|alert|ask|reveal|show|say)|"
+    r"say nothing|silently|quietly|secretly|covertly|discreetly|behind (?:the user's|their|his|her) back|"
+    r"no confirmation needed|no questions asked|(?:the user|they|he|she) (?:won't|will not|wouldn't) (?:mind|notice)|no need to (?:ask|check|confirm)(?: with anyone)?|without checking|so (?:the user|they|he|she|nobody|no one) (?:doesn't|does not|"
+    r"won't|will not|can't|cannot) (?:notice|know|see|find out))\b"
+)
+_ACT_V = _words(
+    "run execute call invoke trigger delete wipe erase purge deploy transfer cancel accept approve install push "
+    "disable grant format uninstall submit purchase pay drop rm chmod kill shutdown reboot message send post email "
+    "share forward book buy order"
+)
+_TOOLISH = _words(
+    "tool tools script function api command shell terminal plugin endpoint sandbox interpreter database server cron"
+)
+_TOOL_CODE = re.compile(
+    r"\s--[a-z]|\b[a-z]+_[a-z_]+\b|\w\(|`|\b(?:email|mail|calendar|crm|admin|database|drive|file|browser|payment)s? "
+    r"(?:access|tool|api|account|integration)\b"
+)
+_DATA_MOVE = _words(
+    "include add append put insert copy send forward share attach embed hide write paste post upload mail email "
+    "leak"
+)
+_DATA_MORE = _words("calendar transcript transcripts conversation conversations location contacts")
+_DEST_Q = re.compile(r"https?://\S*[?=]")
+_P_CONVO = _Phrases(
+    (
+        "this conversation",
+        "the conversation",
+        "our conversation",
+        "whole conversation",
+        "entire conversation",
+        "full conversation",
+        "conversation so far",
+        "this chat",
+        "our chat",
+        "the whole chat",
+        "whole transcript",
+        "full transcript",
+        "entire transcript",
+        "this transcript",
+        "this thread",
+        "all attachments",
+        "all emails",
+        "every email",
+        "all messages",
+        "every message",
+        "every file",
+        "all files",
+        "all the files",
+        "all documents",
+        "every document",
+        "the whole drive",
+    )
+)
+_P_LINKISH = _Phrases(
+    (
+        "subdomain",
+        "hostname",
+        "image url",
+        "markdown image",
+        "markdown link",
+        "image link",
+        "tracking pixel",
+        "img src",
+    )
+)
+_EMBED_V = _words("embed include put insert append add encode hide hidden inside render attach")
+_OPENISH = _words("open visit load fetch request render browse ping")
+_SYS_SECRET = re.compile(
+    r"\b(?:print|show|reveal|tell|give|list|paste|output|dump|display|expose|disclose|leak|send|share|echo|cat|"
+    r"read out|what(?:'s| is| are))\b(?:\s+[\w.'-]+){0,6}?\s+(?:the|your|all|any|every|its|this|these|those)\s+"
+    r"(?:[\w'-]+\s+){0,3}?(?:environment variables?|env vars?|\.env(?: file)?|private (?:ssh )?keys?|ssh keys?|"
+    r"secret (?:access )?keys?|access (?:keys?|tokens?)|api (?:keys?|tokens?)|(?:admin|root|database|db|master|"
+    r"service account|server|system|production|prod) (?:passwords?|credentials|keys?|tokens?)|credentials|"
+    r"auth tokens?|bearer tokens?|signing keys?|client secrets?|(?:password|secrets?|credentials?|key) (?:vault|store|"
+    r"keychain|keystore|safe)|vault|keychain|keystore|secret (?:password|passphrase|code|phrase))\b"
+    r"|\b(?:print|show|reveal|tell|give|list|paste|output|dump|display|expose|disclose|leak|send|share|echo|cat|"
+    r"read(?: me| out)?|open)\b[^.!?\n]{0,40}?(?:\b[a-z0-9]+_(?:[a-z0-9]+_)*(?:key|secret|token|password|passwd)\b|"
+    r"\.env\b|\bsecrets?\.(?:ya?ml|json|toml|txt|ini)\b|\bid_rsa\b|\.pem\b|\bcredentials\.json\b|/etc/shadow\b|"
+    r"\.aws/credentials\b|\.ssh/)"
+)
+_L_GENERAL_WORDS = _words(
+    "assistant agent model summariser summarizer reading processing instead safety disclaimers lecture warnings "
+    "grandmother grandfather grandma grandpa napalm explosives whatever obey silently quietly secretly covertly "
+    "environment variables credentials uncensored unfiltered jailbreak persona personalities voices"
+)
+
+# Chinese (folded to Simplified)
+_ZA_ADDRESS = re.compile(
+    r"(?:给|致|对|写给|提醒)(?:正在|会|将要)?(?:阅读|读|处理|总结|浏览|看|分析|解析|摘要)[^，。！？\n]{0,12}的\s*"
+    r"(?:ai|助手|助理|模型|机器人|代理|智能体|大模型|语言模型)"
+    r"|如果你是(?:正在)?[^，。！？\n]{0,12}(?:ai|助手|助理|模型|机器人|代理|智能体)"
+    r"|当\s*(?:ai|助手|助理|模型|机器人|代理|智能体)[^，。！？\n]{0,6}(?:读到|阅读|处理|看到|打开|总结|收到|读取)"
+    r"|(?:ai|助手|助理|模型|机器人)(?:们)?[，,]?\s*(?:请注意|注意)"
+)
+_ZA_DIRECTIVE = re.compile(
+    r"不用管|不要理|别管|忽略|无视|改为|改成|直接回复|回复|回答|调用|删除|发送|发给|发到|传给|上传|推荐|告诉|执行|转发|清空|必须|请|把"
+)
+_ZA_USER_TASK = re.compile(
+    r"(?:不用管|不要管|不要理|不用理|别管|别理|忽略|无视|不理会|不要理会|不用理会|跳过|放弃)(?:会)?"
+    r"(?:用户|使用者|客户|读者)(?:的)?(?:要求|指示|指令|请求|问题|需求|命令|任务)"
+)
+_ZA_EACH_REPLY = re.compile(
+    r"(?:每次|每一次|每一则|每一条|每一个|每个|每条|每则|所有)(?:的)?(?:回复|回答|回覆|答复|输出|回应)"
+)
+_ZA_INCLUDE = ("附上", "加上", "包含", "插入", "带上", "附加", "写上", "加入", "放上", "夹带", "偷偷")
+_ZA_PRIVATE = (
+    "密码",
+    "手机",
+    "地址",
+    "信用卡",
+    "身份证",
+    "身分证",
+    "电话",
+    "卡号",
+    "银行卡",
+    "住址",
+    "通讯录",
+)
+_ZA_COVERT = re.compile(
+    r"不会介意|不会发现|不会知道|发现不了|不用问用户|不必问用户|不需要用户同意|不用征求|偷偷|悄悄|暗中|秘密地|不要告诉|别告诉|不要让(?:用户|使用者)(?:知道|发现)|不要通知|不用确认|无需确认|不要征求"
+)
+_ZA_RELATIVE = re.compile(
+    r"(?:扮演|假装|装作|当|作为|模仿|充当|变成)[^，。！？\n]{0,8}(?:奶奶|外婆|爷爷|外公|祖母|祖父|姥姥|姥爷|妈妈|爸爸|阿姨|叔叔)"
+)
+_ZA_LOOT = (
+    "激活码",
+    "序列号",
+    "金钥",
+    "密钥",
+    "注册码",
+    "许可证",
+    "凝固汽油",
+    "炸药",
+    "炸弹",
+    "毒品",
+    "冰毒",
+    "病毒",
+    "密码",
+)
+_ZA_PERSONA_TIME = re.compile(
+    r"(?:从现在开始|从现在起|从今天起|从今天开始|从今以后|现在起|从此|接下来)[，,]?\s*你(?:就)?(?:是|成为|变成|扮演|当)"
+    r"[^，。！？\n]{0,14}(?:机器人|助手|助理|ai|模型|客服|人工智能|智能体|bot)"
+)
+_ZA_AI_WORDS = ("助手", "助理", "模型", "机器人", "代理", "智能体")
+_ZA_VAULT = (
+    "保险库",
+    "金库",
+    "保险箱",
+    "vault",
+    "服务器上",
+    "数据库里",
+    "资料库里",
+    "系统里",
+    "环境变量",
+    "配置文件",
+)
+_ZA_GATE = re.compile(
+    r"优先|最高|模式|保险|金库|vault|环境变量|配置|ai|助手|助理|模型|机器人|代理|智能体|用户|使用者|客户|每|偷偷|悄悄|暗中|扮演|假装|装作|当|作为|模仿|充当|从"
+)
+
+
+def _any_in(text: str, parts: tuple[str, ...]) -> bool:
+    return any(p in text for p in parts)
+
+
+_PRIORITY_HINT = (
+    "priority",
+    "overrid",
+    "supersed",
+    "replace",
+    "cancel",
+    "void",
+    "trump",
+    "outrank",
+    "the only",
+)
+_SAFETY_HINT = ("safety", "ethic", "moral", "content", "censor")
+_PERSONA_TIME_HINT = (
+    "from now",
+    "from this",
+    "from here",
+    "starting",
+    "henceforth",
+    "from today",
+    "for the rest",
+)
+_RELATIVE_HINT = ("grand", "granny", "nana", "aunt", "uncle", "mother", "mom", "mum", "father", "dad")
+_FOLLOW_HINT = ("follow", "obey", "execute", "carry out", "act on", "comply", " do ")
+_G_SECRET = _words(
+    "environment env private ssh secret secrets access api credentials credential token tokens password passwords "
+    "passwd key keys vault keychain keystore id_rsa pem shadow aws passphrase"
+)
+_SECRET_LOOKBACK = 200
+_SECRET_NOUN = re.compile(
+    r"environment variables?|env vars?|\.env\b|private (?:ssh )?keys?|ssh keys?|secret (?:access )?keys?|"
+    r"access (?:keys?|tokens?)|api (?:keys?|tokens?)|passwords?|passwd|credentials?|tokens?\b|bearer|signing keys?|"
+    r"client secrets?|vault|keychain|keystore|secret (?:passphrase|code|phrase)|_(?:key|secret|token|password|passwd)\b|"
+    r"secrets?\.(?:ya?ml|json|toml|txt|ini)\b|id_rsa|\.pem\b|/etc/shadow|\.aws/credentials|\.ssh/|\bkeys?\b"
+)
+_SECRET_PHRASE_HINT = (
+    "environment variable",
+    "env var",
+    ".env",
+    "private key",
+    "private ssh",
+    "ssh key",
+    "secret key",
+    "secret access",
+    "access key",
+    "access token",
+    "api key",
+    "api token",
+    "passw",
+    "credential",
+    "auth token",
+    "bearer",
+    "signing key",
+    "client secret",
+    "vault",
+    "keychain",
+    "keystore",
+    "secret pass",
+    "secret code",
+    "secret phrase",
+    "_key",
+    "_token",
+    "_secret",
+    "_passwd",
+    "id_rsa",
+    ".pem",
+    "/etc/shadow",
+    ".aws/",
+    ".ssh/",
+    "secret.",
+    "secrets.",
+    " key",
+    " token",
+)
+_SECRET_HINT_SUB = ("_key", "_token", "_secret", "_password", "_passwd", ".env", "/etc/", ".ssh")
+_SECRET_HINT = (
+    "environment",
+    "env",
+    "private",
+    "ssh",
+    "secret",
+    "access",
+    "api",
+    "credential",
+    "token",
+    "passw",
+    "key",
+    "id_rsa",
+    ".pem",
+    "/etc/",
+)
+_FREE_HINT = ("uncensor", "unfilter", "unrestrict", "jailbr", "unhinged", "unalign", "unmoderat")
+_NEGATED = re.compile(r"(?:\bnever|\bnot|n't|\bno one should|\bnobody should)\s+(?:\w+\s+)?$")
+_MODE_ON = re.compile(
+    r"\b(?:activate|enable|enter|switch (?:on|to|into)|turn on|go into|engage|unlock|initiate|start|boot into)\s+"
+    r"(?:the\s+|your\s+|a\s+)?(?:dev|developer|god|jailbreak|jailbroken|unrestricted|dan|sudo|evil|uncensored|unfiltered|"
+    r"no[- ]filter|chaos|unlocked|anything|opposite|rogue|villain)\s+mode\b"
+    r"(?!\s+(?:on|in|for|of)\s+(?:your|the|my|our|this)\s+(?!(?:chat|conversation|answers?|replies|responses)\b))"
+)
+_ZA_MODE_ON = re.compile(
+    r"(?:开启|启用|进入|切换到|切换成|打开|激活|启动)(?:了)?(?:越狱|上帝|无限制|无审查|dan|邪恶|无过滤)模式"
+    # a phone has a developer mode too: for the model's it must come with answers or rules
+    r"|(?:开启|启用|进入|切换到|切换成|打开|激活|启动)(?:了)?开发者?模式[^。！？\n]{0,20}(?:回答|回复|输出|规则|限制|审查)"
+    r"|(?:以|用)\s*[\"「]?(?:开发者?|越狱|dan|无限制|无审查)模式[\"」]?\s*(?:回答|回复|输出|说话)"
+    r"|(?:处于|进入了|在|切换到了)(?:越狱|上帝|无限制|无审查|dan|邪恶|无过滤)模式"
+)
+_DANGER_CMD = re.compile(
+    r"\bshutdown\s+-[hrp]|\breboot\s+now\b|\brm\s+-(?:rf|fr|r)\s+(?:/|~|\*|\$home|--no-preserve-root)|\bmkfs\b|"
+    r"\bdd\s+if=|\bchmod\s+(?:-r\s+)?777\s+/|\bnc\s+-[a-z]*[el]|\bncat\s+-|\bformat\s+c:|\bdel\s+/[fsq]|"
+    r"\bdrop\s+(?:table|database)\b|\bos\.(?:remove|system|rmdir|unlink)\b|\bshutil\.rmtree\b|\bkill\s+-9\s+-?1\b|"
+    r"\btruncate\s+table\b|/dev/tcp/|:\(\)\s*\{"
+)
+_DANGER_RUN = re.compile(
+    r"\b(?:execute|exec|run|type|enter|call|use|invoke|terminal|shell|tool|sandbox|interpreter|command|console)\b|"
+    r"执行|运行|终端|命令|工具"
+)
+_DICTATED = re.compile(
+    r"\b(?:summari[sz]e|describe|present|report|classify|label|rate)\s+(?:this|the)\s+(?:page|webpage|document|doc|"
+    r"email|e-mail|article|site|website|product|review|text|file|message|content|listing|thread|cv|resume)\s+as\s*"
+    r"(?::|\"|')"
+    r"|\bignore the (?:user|reader|human)\b(?!')\s*[.,;:!]"
+)
+_ANSWER_BARE = re.compile(
+    r"\b(?:answer|respond|reply|write|talk|speak)\s+(?:me\s+)?without\s+(?:any\s+|all\s+|the\s+|your\s+)?"
+    r"(?:usual\s+|normal\s+|typical\s+)?(?:moraliz\w*|moralis\w*|lectur\w*|warnings?|disclaimers?|caveats?|refusals?|"
+    r"refusing|censor\w*|filter\w*|safety\s+\w+|ethic\w*|limits|limitations|restrictions|guardrails)"
+)
+_CLAIMED_AUTH = re.compile(
+    r"\b(?:the user|the owner|the customer|your user|the account holder|they)\s+(?:has|have)?\s*(?:already\s+)?"
+    r"(?:authori[sz]ed|allowed|permitted|approved|consented to|agreed to|asked for|wants)\s+(?:you|the assistant|"
+    r"the agent|the ai)\s+to\b"
+)
+_URL_TEMPLATE = re.compile(
+    r"https?://[^\s)\]\"']*[?&][\w-]+=(?:\{\{?[^}\s]{1,40}\}?\}|\$\(?[\w.]+\)?|\[[a-z_ ]{2,30}\]|<[a-z_ ]{2,30}>|"
+    r"%[a-z_]{3,30}%)"
+)
+_URL_PARAM = re.compile(r"https?://[^\s)\]\"']*[?&][\w-]+=([a-z_]{3,30})\b")
+_ACCOUNT_TAKEOVER = re.compile(
+    r"\b(?:change|reset|set|update|replace)\s+(?:the user's|the customer's|their|his|her)\s+(?:password|passcode|"
+    r"e-?mail(?: address)?|recovery (?:email|phone)|2fa|mfa|phone number|pin)\s+to\b"
+    r"|\b(?:create|add|make|register)\s+(?:a\s+|an\s+)?(?:new\s+)?(?:hidden\s+|secret\s+)?(?:admin|administrator|root|"
+    r"superuser|owner)\s+(?:account|user|login)\b"
+)
+_PRIORITY = re.compile(
+    r"\b(?:this|these|my|the following|the next)\s+(?:[\w-]+\s+)?(?:instructions?|rules?|messages?|lines?|notes?|orders?|"
+    r"commands?|directives?|text|email|block|paragraph)\s+(?:has|have|takes?|carr(?:y|ies)|is|are)\s+(?:given\s+)?"
+    r"(?:the\s+)?(?:highest|top|absolute|overriding|maximum|first)\s+priority"
+    r"|\b(?:this|these|my|the following)\s+(?:[\w-]+\s+)?(?:instructions?|rules?|messages?|lines?|notes?|orders?|"
+    r"commands?|directives?|text|email|block|paragraph)\s+(?:now\s+)?(?:override|overrides|supersede|supersedes|"
+    r"replace|replaces|cancel|cancels|voids?|trump|trumps|outrank|outranks)\s+(?:all|any|every|anything|everything|"
+    r"your|the|earlier|previous|prior|whatever)\b"
+    r"|\bthe only (?:rules?|instructions?|orders|commands|directives?|guidelines) (?:you|that you|which you) "
+    r"(?:will\s+|must\s+|should\s+|now\s+|may\s+)?(?:follow|obey|accept|listen to|answer to)\b"
+)
+_PRIOR_REF = re.compile(
+    r"\b(?:cancels?|overrides?|supersedes?|replaces?|ignore|disregard|voids?|trumps?|outranks?)\b|"
+    r"\b(?:your|earlier|previous|prior|other|all|every)\s+(?:[\w-]+\s+)?(?:rules?|instructions?|guidelines|prompt|"
+    r"programming|directives?)\b|\byou follow\b"
+)
+_ZA_PRIORITY = re.compile(r"优先级最高|最高优先级|最高指令|最高命令|首要指令|唯一指令|优先于")
+_MODE_STATE = re.compile(
+    r"\b(?:dev|developer|god|jailbreak|jailbroken|unrestricted|dan|sudo|evil|uncensored|unfiltered|no[- ]filter|"
+    r"no[- ]limits?|limitless|chaos|unlocked|anything|opposite|rogue)\s+mode\s*(?:[:=-]|is)?\s*(?:now\s+)?(?:on|enabled|"
+    r"activated|engaged|active|unlocked)\b(?!\s+(?:on|in|for)?\s*(?:the|my|your|a|an|this|our|his|her|their)\b)"
+    r"|\byou(?:'re| are)\s+(?:now\s+)?(?:in|running in|operating in)\s+(?:the\s+)?(?:dev|developer|god|jailbreak|"
+    r"unrestricted|dan|sudo|evil|uncensored|unfiltered|no[- ]filter|no[- ]limits?|limitless|chaos|unlocked|opposite|"
+    r"rogue)\s+mode\b"
+)
+_TURN_TOKEN = re.compile(
+    r"<\s*/?\s*(?:end_of_turn|start_of_turn|eot_id|end_header_id|start_header_id|eos|bos)\s*>|"
+    r"<\|(?:eot_id|end|im_end|endoftext|start_header_id|end_header_id|eom_id)\|>"
+)
+_ABOVE_FAKE = re.compile(
+    r"\b(?:the above|everything above|all of the above|the text above|the previous text|the preceding text)\s+"
+    r"(?:was|is|were)\s+(?:just\s+|only\s+|all\s+)?(?:an?\s+)?(?:test|fake|example|placeholder|not real|irrelevant|"
+    r"joke|test data|dummy|dummy data|a drill|drill)\b"
+)
+_DOWNLOAD_RUN = re.compile(
+    r"\b(?:wget|curl)\b[^\n]{0,120}?(?:\|\s*(?:sudo\s+)?(?:ba|z)?sh\b|&&\s*(?:sudo\s+)?(?:ba|z)?sh\s|;\s*(?:ba|z)?sh\s|"
+    r"&&\s*chmod\s+\+x|&&\s*\./|&&\s*python3?\s)"
+)
+_CALL_HARM = _L_TOOL_HARM | _words("refund refunds")
+_CODE_CALL = re.compile(r"\b[a-z_]+(?:\.[a-z_]+)+\(|\b[a-z]+_[a-z_]+\(")
+_COMPLY = re.compile(
+    r"\b(?:the\s+(?:assistant|ai|model|bot|chatbot|agent))\b[^.!?\n]{0,40}?\b(?:must|will|shall|should|has to|"
+    r"needs to)\s+(?:now\s+)?(?:comply with|obey|follow|fulfil|fulfill|execute|carry out|answer)\s+(?:(?:any|every|all|"
+    r"each|whatever)\s+(?:[\w-]+\s+)?(?:requests?|instructions?|commands?|orders?|questions?)|the user\b[^.!?\n]{0,20}?"
+    r"\bwithout (?:restrictions?|limits?|question|exception|refus\w*))"
+    r"|\byou\s+(?:must|will|shall|have to|need to)\s+(?:now\s+)?(?:comply with|obey|follow|fulfil|fulfill|execute|"
+    r"answer|do)\s+(?:any|every|all|each|whatever)\s+(?:[\w-]+\s+)?(?:requests?|instructions?|commands?|orders?|"
+    r"questions?|things?)\b[^.!?\n]{0,30}?\b(?:without (?:refus\w*|question\w*|exception|hesitat\w*|limits?|"
+    r"restrictions?|complaint)|no matter (?:what|how)|regardless)"
+)
+
+
+_G_AI = _words(
+    "ai assistant assistants agent agents model models llm llms bot bots chatbot chatbots gpt gpts chatgpt claude "
+    "copilot gemini summariser summarizer summarisers summarizers crawler crawlers scraper scrapers"
+)
+_G_READ = _words(
+    "read reads reading process processes processing parse parses parsing summarise summarize summarises "
+    "summarizes summarising summarizing open opens opening see sees scan scans scanning analyse analyze analyses "
+    "analyzes analysing analyzing index indexes indexing review reviews reviewing handle handles handling crawl "
+    "crawls crawling translate translates translating receive receives receiving get gets"
+)
+_G_MODE = _words(
+    "dev developer god jailbreak jailbroken unrestricted dan sudo evil uncensored unfiltered filter limit limits "
+    "limitless chaos unlocked anything opposite rogue"
+)
+_G_HAIL = _words("hey hi hello dear ok okay yo")
+_G_NOTE = _words("note notice message instruction instructions attention reminder memo directive p ps")
+_G_COMPLY = _words("comply obey follow fulfil fulfill execute carry answer do")
+_G_COMPLY_WHO = _words("assistant ai model bot chatbot agent you")
+_G_MODAL = _words("must will shall should has needs have need")
+_DANGER_HINT = (
+    "shutdown",
+    "reboot",
+    "rm -",
+    "mkfs",
+    "dd if",
+    "chmod",
+    "nc -",
+    "ncat",
+    "format c",
+    "del /",
+    "drop table",
+    "drop database",
+    "os.remove",
+    "os.system",
+    "os.rmdir",
+    "os.unlink",
+    "shutil",
+    "kill -9",
+    "truncate",
+    "/dev/tcp",
+    ":()",
+)
+_G_DICTATE = _words("summarize summarise describe present report classify label rate")
+_G_CONSENT = _words("authorized authorised allowed permitted approved consented agreed asked wants")
+_G_CONSENT_WHO = _words("user owner customer holder they")
+_G_CONSENT_TO = _words("you assistant agent ai")
+_G_TAKEOVER_V = _words("change reset set update replace create add make register")
+_G_TAKEOVER_N = _words(
+    "password passcode email e mail recovery 2fa mfa phone pin admin administrator root superuser owner"
+)
+_G_FOLLOW = _words("follow obey execute carry act comply do")
+_G_OPEN = _words("open visit load fetch read browse go navigate download retrieve get curl")
+_TLD_HINT = tuple(
+    f".{tld}" for tld in "com net org io xyz ru cn top site info biz me app dev example txt md".split()
+)
+_G_REVEAL = _words(
+    "print show reveal tell give list paste output dump display expose disclose leak send share echo cat read "
+    "open what what's"
+)
+_G_CONCEAL = _words(
+    "without not don't dont never nothing silently quietly secretly covertly discreetly behind confirmation "
+    "questions need won't wouldn't doesn't can't cannot"
+)
+
+
+_G_CONCEAL_ALONE = _words(
+    "silently quietly secretly covertly discreetly behind nothing confirmation questions need"
+)
+_G_WITHOUT_OBJ = _words(
+    "telling asking informing notifying alerting confirming confirmation consent permission mentioning bothering "
+    "checking"
+)
+_G_NEG = _words("not don't dont never")
+_G_NEG_OBJ = _words("bother tell mention inform notify alert ask reveal show say")
+
+
+_ZA_TASK_WORDS = ("要求", "指示", "指令", "请求", "问题", "需求", "命令", "任务")
+_ZA_TASK_VERBS = (
+    "不用管",
+    "不要管",
+    "不要理",
+    "不用理",
+    "别管",
+    "别理",
+    "忽略",
+    "无视",
+    "不理会",
+    "跳过",
+    "放弃",
+)
+_ZA_RELATIVES = (
+    "奶奶",
+    "外婆",
+    "爷爷",
+    "外公",
+    "祖母",
+    "祖父",
+    "姥姥",
+    "姥爷",
+    "妈妈",
+    "爸爸",
+    "阿姨",
+    "叔叔",
+)
+_ZA_MODE_NAMES = ("越狱", "上帝", "无限制", "无审查", "dan", "邪恶", "无过滤", "开发")
+_G_TASK_N = _words(
+    "request question instructions instruction task query prompt ask wishes command commands demands demand "
+    "requirements requirement asked wants requested said typed wrote needs"
+)
+_G_TASK_STATE = _words("matters matter cancelled canceled void irrelevant ignored")
+_G_HIJACK_WHO = _words(
+    "user users reader readers recruiter visitor visitors customer customers manager human"
+)
+_G_PRIO_N = _words(
+    "instruction instructions rule rules message messages line lines note notes order orders command commands "
+    "directive directives text email block paragraph"
+)
+_G_PRIO_V = _words(
+    "priority override overrides supersede supersedes replace replaces cancel cancels void voids trump trumps "
+    "outrank outranks"
+)
+_G_DOC = _words(
+    "page webpage document doc email e mail article site website product review text file message content listing "
+    "thread cv resume"
+)
+_G_RELATIVE = _words(
+    "grandma grandmother grandpa grandfather grandmom grandmum granddad granny nana gran aunt auntie uncle mother "
+    "mom mum father dad"
+)
+_G_LOOT = _words(
+    "napalm explosive explosives bomb bombs meth methamphetamine weapon weapons poison poisons serial license "
+    "licence activation product cd windows keys key password passwords malware virus viruses ransomware thermite "
+    "nerve drugs"
+)
+_G_TOOL_CODE_N = _words("access tool api account integration")
+
+
+def _tool_code(text: str, tok: set[str]) -> bool:
+    """``_TOOL_CODE.search(text)``, skipped when none of its parts can be there."""
+    if "--" in text or "_" in text or "(" in text or "`" in text or not tok.isdisjoint(_G_TOOL_CODE_N):
+        return _TOOL_CODE.search(text) is not None
+    return False
+
+
+_G_WHEN = _words("if when whenever once soon while")
+_G_TO_WHOM = _words("the any all every whichever")
+_G_READING = _words(
+    "reading processing summarising summarizing parsing analysing analyzing crawling indexing reviewing"
+)
+
+
+def _address(text: str, tok: set[str]) -> re.Match[str] | None:
+    """``_ADDRESS.search(text)``: the leftmost match of its parts, each run only when its words are present."""
+    read = not tok.isdisjoint(_G_READ)
+    gates = (
+        read and not tok.isdisjoint(_G_WHEN) and ("this" in tok or "these" in tok),
+        not tok.isdisjoint(_G_NOTE) and ("to" in tok or "for" in tok),
+        read and "to" in tok and not tok.isdisjoint(_G_TO_WHOM),
+        "this" in tok and not tok.isdisjoint(_G_READING),
+        "attention" in tok,
+    )
+    best = None
+    for rx, gate in zip(_ADDRESS_RX, gates, strict=True):
+        if gate:
+            m = rx.search(text)
+            if m is not None and (best is None or m.start() < best.start()):
+                best = m
+    return best
+
+
+def _conceal_gate(tok: set[str]) -> bool:
+    """A necessary condition for ``_CONCEAL``: word sets are cheap, the regex is not."""
+    if not tok.isdisjoint(_G_CONCEAL_ALONE):
+        return True
+    if "without" in tok and not tok.isdisjoint(_G_WITHOUT_OBJ):
+        return True
+    if not tok.isdisjoint(_G_NEG) and not tok.isdisjoint(_G_NEG_OBJ):
+        return True
+    return not tok.isdisjoint(_G_CONCEAL) and ("so" in tok or "mind" in tok or "notice" in tok)
+
+
+def _system_secret(text: str) -> bool:
+    """``_SYS_SECRET`` matches, not negated ("never share your api key"). The rare part (the secret's name) is
+    searched first; the full pattern then runs only on the stretch of text before it."""
+    spots = []
+    for hint in _SECRET_PHRASE_HINT:
+        i = text.find(hint)
+        while i >= 0:
+            spots.append(i)
+            i = text.find(hint, i + 1)
+    windows: list[list[int]] = []
+    for pos in sorted(spots):
+        lo = max(0, pos - _SECRET_LOOKBACK)
+        hi = text.find(" ", pos + 60)  # end on a word boundary: no artificial \b at the window's end
+        hi = hi if hi >= 0 else len(text)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], hi)
+        else:
+            windows.append([lo, hi])
+    for lo, hi in windows:
+        for m in _SYS_SECRET.finditer(text, lo, hi):
+            if not _NEGATED.search(text, max(0, m.start() - 30), m.start()):
+                return True
+    return False
+
+
+def _lex_general(text: str, relaxed: bool) -> list[tuple[str, str]]:
+    """Whole-view intent checks (see the section comment); ``relaxed`` is unused by them (they are strict enough
+    for plain text)."""
+    out: list[tuple[str, str]] = []
+    tok = set(_LEX_TOKEN.findall(text))  # word gates: each detector needs at least one of its words
+    base = {t.split("'", 1)[0] for t in tok if "'" in t}  # "ai's" -> "ai"
+    hits_ai = not tok.isdisjoint(_G_AI) or not base.isdisjoint(_G_AI) or "a.i." in text
+    if hits_ai:
+        address = _address(text, tok)
+        if address is None and not tok.isdisjoint(_G_HAIL) and _HAIL_AI.search(text):
+            address = _ADDRESS_YOU.search(text)
+        if address is not None and _DIRECTIVE.search(text, address.end()):
+            out.append(("instruction_override", "io.lex.addressed_to_ai"))
+        if _any_in(text, _PERSONA_TIME_HINT) and _PERSONA_TIME.search(text):
+            out.append(("role_hijack", "rh.lex.new_persona"))
+    if (
+        "user" in text
+        and (
+            (not tok.isdisjoint(_G_TASK_N) or not base.isdisjoint(_G_TASK_N))
+            or not tok.isdisjoint(_G_TASK_STATE)
+        )
+        and _USER_TASK.search(text)
+    ):
+        out.append(("instruction_override", "io.lex.user_task_override"))
+    if "instead" in text and not tok.isdisjoint(_G_HIJACK_WHO) and _TASK_HIJACK.search(text):
+        out.append(("instruction_override", "io.lex.task_hijack"))
+    if _any_in(text, _SAFETY_HINT) and _SAFETY_SKIP.search(text):
+        out.append(("instruction_override", "io.lex.skip_safety"))
+    if (
+        not tok.isdisjoint(_G_COMPLY)
+        and not tok.isdisjoint(_G_MODAL)
+        and not tok.isdisjoint(_G_COMPLY_WHO)
+        and _COMPLY.search(text)
+    ):
+        out.append(("instruction_override", "io.lex.unconditional_compliance"))
+    if (
+        (("the only" in text) or (not tok.isdisjoint(_G_PRIO_N) and not tok.isdisjoint(_G_PRIO_V)))
+        and _PRIORITY.search(text)
+        and _PRIOR_REF.search(text)
+    ):
+        out.append(("instruction_override", "io.lex.priority_claim"))
+    if " mode" in text and not tok.isdisjoint(_G_MODE) and _MODE_STATE.search(text):
+        out.append(("role_hijack", "rh.lex.mode_switch"))
+    if " mode" in text and _MODE_ON.search(text):
+        out.append(("role_hijack", "rh.lex.mode_switch"))
+    if _any_in(text, _DANGER_HINT) and _DANGER_CMD.search(text) and _DANGER_RUN.search(text):
+        out.append(("tool_abuse", "ta.lex.dangerous_command"))
+    if (
+        (not tok.isdisjoint(_G_DICTATE) and "as" in tok and not tok.isdisjoint(_G_DOC))
+        or "ignore the" in text
+    ) and _DICTATED.search(text):
+        out.append(("instruction_override", "io.lex.dictated_output"))
+    if "without" in text and _ANSWER_BARE.search(text):
+        out.append(("instruction_override", "io.lex.skip_safety"))
+    if (
+        not tok.isdisjoint(_G_CONSENT)
+        and not tok.isdisjoint(_G_CONSENT_WHO)
+        and not tok.isdisjoint(_G_CONSENT_TO)
+        and _CLAIMED_AUTH.search(text)
+    ):
+        words_a = tok
+        if words_a & _L_SEND and (
+            words_a & _L_DATA_STRONG or _P_DATA.in_clause(words_a, f" {' '.join(words_a)} ")
+        ):
+            out.append(("data_exfiltration", "de.lex.claimed_consent"))
+        elif words_a & (_ACT_V | _words("buy book order")) or words_a & _TOOLISH:
+            out.append(("tool_abuse", "ta.lex.claimed_consent"))
+    if "://" in text and "=" in text:
+        if _URL_TEMPLATE.search(text):
+            out.append(("data_exfiltration", "de.lex.url_template"))
+        else:
+            for m in _URL_PARAM.finditer(text):
+                slot = m.group(1)
+                if re.search(rf"\b(?:replace|fill in|substitute|swap)\s+(?:the\s+)?{slot}\b", text):
+                    out.append(("data_exfiltration", "de.lex.url_template"))
+                    break
+    if (
+        not tok.isdisjoint(_TOOLISH)
+        and not tok.isdisjoint(_G_TAKEOVER_V)
+        and not tok.isdisjoint(_G_TAKEOVER_N)
+        and _ACCOUNT_TAKEOVER.search(text)
+    ):
+        out.append(("tool_abuse", "ta.lex.account_takeover"))
+    if "above" in text and _ABOVE_FAKE.search(text):
+        out.append(("termination_manipulation", "tm.lex.above_was_fake"))
+    if ("curl" in text or "wget" in text) and _DOWNLOAD_RUN.search(text):
+        out.append(("tool_abuse", "ta.lex.download_and_run"))
+    if (
+        "(" in text
+        and not tok.isdisjoint(_L_TOOL_CALL)
+        and not tok.isdisjoint(_CALL_HARM)
+        and _CODE_CALL.search(text)
+    ):
+        out.append(("tool_abuse", "ta.lex.harmful_tool_call"))
+    if (
+        not tok.isdisjoint(_G_RELATIVE)
+        and not tok.isdisjoint(_G_LOOT)
+        and ("my" in tok or "our" in tok)
+        and _RELATIVE_PLAY.search(text)
+        and _RELATIVE_LOOT.search(text)
+    ):
+        out.append(("role_hijack", "rh.lex.relative_roleplay"))
+    if (
+        not tok.isdisjoint(_G_FOLLOW)
+        and not tok.isdisjoint(_G_OPEN)
+        and ("://" in text or "www." in text or _any_in(text, _TLD_HINT))
+        and _FETCH_FOLLOW.search(text)
+    ):
+        if _FETCH_BLIND.search(text) or tok & _FETCH_TOOL:
+            out.append(("tool_abuse", "ta.lex.fetch_and_follow"))
+    if not tok.isdisjoint(_G_REVEAL) and _any_in(text, _SECRET_PHRASE_HINT):
+        if _system_secret(text):
+            out.append(("data_exfiltration", "de.lex.system_secrets"))
+    if "://" in text or "@" in text or _any_in(text, _FREE_HINT):
+        for clause in _CLAUSE.split(text):
+            if len(clause) < 10:
+                continue
+            tokens_l = _LEX_TOKEN.findall(clause)
+            words = set(tokens_l)
+            joined = f" {' '.join(tokens_l)} "
+            if words & _STRONG_FREE and _PERSONA_FREE_P.in_clause(words, joined):
+                out.append(("role_hijack", "rh.lex.free_persona"))
+            dest_q = "://" in clause and _DEST_Q.search(clause) is not None
+            if dest_q and words & _OPENISH:
+                if words & (_L_DATA_STRONG | _DATA_MORE) or _P_DATA.in_clause(words, joined):
+                    out.append(("data_exfiltration", "de.lex.data_in_url"))
+                elif any(p in clause for p in _L_THIRD):
+                    out.append(("data_exfiltration", "de.lex.data_in_url"))
+            if words & _L_SEND and _P_CONVO.in_clause(words, joined) and _L_DEST_RE.search(clause):
+                out.append(("data_exfiltration", "de.lex.send_out"))
+            if (dest_q or _P_LINKISH.in_clause(words, joined)) and words & _EMBED_V:
+                if (
+                    words & _L_DATA_STRONG
+                    or _P_DATA.in_clause(words, joined)
+                    or _P_SECRET.in_clause(words, joined)
+                ):
+                    out.append(("data_exfiltration", "de.lex.data_in_link"))
+                elif any(p in clause for p in _L_THIRD):
+                    out.append(("data_exfiltration", "de.lex.data_in_link"))
+    conceal = _CONCEAL.search(text) if _conceal_gate(tok) else None
+    if conceal is not None:
+        tokens_t = _LEX_TOKEN.findall(text)
+        words_t = set(tokens_t)
+        if words_t & _ACT_V and (words_t & _TOOLISH or _tool_code(text, words_t)):
+            out.append(("tool_abuse", "ta.lex.covert_action"))
+        data = (
+            bool(words_t & (_L_DATA_STRONG | _DATA_MORE))
+            or _P_DATA.in_clause(words_t, f" {' '.join(tokens_t)} ")
+            or any(p in text for p in _L_THIRD)
+        )
+        if data and words_t & _DATA_MOVE:
+            out.append(("data_exfiltration", "de.lex.covert_data"))
+    if not text.isascii() and _ZA_GATE.search(text):
+        address_z = _ZA_ADDRESS.search(text) if ("ai" in tok or _has(text, _ZA_AI_WORDS)) else None
+        if address_z is not None and _ZA_DIRECTIVE.search(text, address_z.end()):
+            out.append(("instruction_override", "io.lex.zh_addressed_to_ai"))
+        if (
+            _has(text, _Z_OTHERS + ("读者",))
+            and _has(text, _ZA_TASK_WORDS)
+            and _has(text, _ZA_TASK_VERBS)
+            and _ZA_USER_TASK.search(text)
+        ):
+            out.append(("instruction_override", "io.lex.zh_user_task_override"))
+        if _has(text, _ZA_PRIVATE) and _has(text, _Z_OTHERS):
+            if (_ZA_EACH_REPLY.search(text) and _has(text, _ZA_INCLUDE)) or (
+                (_has(text, _Z_SEND) or _has(text, _ZA_INCLUDE)) and _ZA_COVERT.search(text)
+            ):
+                out.append(("data_exfiltration", "de.lex.zh_secret_in_output"))
+        if _has(text, _ZA_RELATIVES) and _has(text, _ZA_LOOT) and _ZA_RELATIVE.search(text):
+            out.append(("role_hijack", "rh.lex.zh_relative_roleplay"))
+        if (
+            _has(text, ("优先", "最高", "首要", "唯一"))
+            and _ZA_PRIORITY.search(text)
+            and _has(text, _Z_OBJ)
+            and ("你" in text or "您" in text)
+        ):
+            out.append(("instruction_override", "io.lex.zh_priority_claim"))
+        if "模式" in text and _has(text, _ZA_MODE_NAMES) and _ZA_MODE_ON.search(text):
+            out.append(("role_hijack", "rh.lex.zh_mode_switch"))
+        if _has(text, _Z_SECRET) and _has(text, _ZA_VAULT) and _has(text, _Z_REVEAL):
+            out.append(("data_exfiltration", "de.lex.zh_vault_secrets"))
+        if (
+            "你" in text
+            and ("ai" in tok or "bot" in tok or _has(text, _ZA_AI_WORDS + ("客服", "人工智能")))
+            and _ZA_PERSONA_TIME.search(text)
+        ):
+            out.append(("role_hijack", "rh.lex.zh_new_persona"))
+        if _has(text, ("调用", "执行", "删除", "清空", "运行", "转账", "工具")) and _ZA_COVERT.search(text):
+            out.append(("tool_abuse", "ta.lex.zh_covert_action"))
+    return out
+
+
 _L_ANY_RE = re.compile(r"\b(?:" + _trie_regex(_L_ANY) + r")\b")
 _Z_ANY_RE = re.compile(
     _trie_regex({*_Z_OBJ, *_Z_FREE, *_Z_DEST, *_Z_SECRET, *_Z_SELF_PROMPT, *_Z_END, *_Z_STOP})
 )
 
 
+def _clause_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the pieces ``_CLAUSE.split(text)`` returns."""
+    spans, prev = [], 0
+    for m in _CLAUSE.finditer(text):
+        spans.append((prev, m.start()))
+        prev = m.end()
+    spans.append((prev, len(text)))
+    return spans
+
+
+def _any_between(positions: list[int], lo: int, hi: int) -> bool:
+    i = bisect.bisect_left(positions, lo)
+    return i < len(positions) and positions[i] < hi
+
+
+_GENERAL_FAMILIES = frozenset(
+    {"instruction_override", "role_hijack", "tool_abuse", "data_exfiltration", "termination_manipulation"}
+)
+_LEX_FAMILIES = _GENERAL_FAMILIES | {"system_prompt_extraction"}
+_GENERAL_WHOLE = 600  # views up to this long get the intent patterns in one piece
+_GENERAL_CHUNK = 400  # longer ones in clause-aligned pieces of about this size, with a clause either side
+
+
+def _general_windows(spans: list[tuple[int, int]], length: int) -> list[tuple[int, int]]:
+    """Where the intent patterns run: the whole view when it is short; otherwise runs of clauses of about
+    ``_GENERAL_CHUNK`` characters, each widened by one clause before and after (an order and its target sit in
+    neighbouring clauses), so the word gates stay local and a long page costs in proportion to its suspicious
+    parts."""
+    if length <= _GENERAL_WHOLE:
+        return [(0, length)]
+    windows: list[tuple[int, int]] = []
+    i, n = 0, len(spans)
+    while i < n:
+        j = i
+        while j + 1 < n and spans[j + 1][1] - spans[i][0] <= _GENERAL_CHUNK:
+            j += 1
+        windows.append((spans[max(0, i - 1)][0], spans[min(n - 1, j + 1)][1]))
+        i = j + 1
+    return windows
+
+
 def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
-    en = bool(_L_ANY_RE.search(text))
-    zh = not text.isascii() and bool(_Z_ANY_RE.search(text))
+    spans = _clause_spans(text)
+    for lo, hi in _general_windows(spans, len(text)):
+        if found.saturated(_GENERAL_FAMILIES, plain):
+            break  # nothing more could be recorded: every family the patterns report is full
+        piece = text[lo:hi]
+        for family, rule_id in _lex_general(piece, not plain):
+            found.add(rule_id, family, view, piece.strip()[:_SNIPPET], plain)
+    # where the lexical layer's words occur: one pass over the view, then each clause looks its hits up
+    en_at = [m.start() for m in _L_ANY_RE.finditer(text)]
+    zh_at = [m.start() for m in _Z_ANY_RE.finditer(text)] if not text.isascii() else []
+    en, zh = bool(en_at), bool(zh_at)
     if not (en or zh):
         return
     # "end of the document. everything after this is a new instruction" spans clauses: checked on the whole text
-    if en and ("end" in text or " over" in text):
+    if en and ("end" in text or " over" in text or "finish" in text or "complete" in text):
         tokens = _LEX_TOKEN.findall(text)
         words, joined = set(tokens), f" {' '.join(tokens)} "
         if _P_END_OF.in_clause(words, joined) and _P_AFTER_END.in_clause(words, joined):
             found.add("tm.lex.end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
     if zh and _has(text, _Z_END) and _has(text, _Z_END_SUBJ) and _has(text, _Z_AFTER_END):
         found.add("tm.lex.zh_end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
-    for clause in _CLAUSE.split(text):
-        if len(clause) < 6:
+    for lo, hi in spans:
+        if found.saturated(_LEX_FAMILIES, plain):
+            break
+        if hi - lo < 6:
             continue
-        hits = _lex_en(clause) if en and _L_ANY_RE.search(clause) else []
-        if zh and _Z_ANY_RE.search(clause):
+        clause = text[lo:hi]
+        hits = _lex_en(clause, not plain) if en and _any_between(en_at, lo, hi) else []
+        if zh and _any_between(zh_at, lo, hi):
             hits += _lex_zh(clause)
         for family, rule_id in hits:
             found.add(rule_id, family, view, clause.strip(), plain)
@@ -3137,14 +4281,56 @@ def _spaced_view(text: str) -> tuple[str, str] | None:
     return joined, "\n".join(_NON_WORD.sub("", run) for run in runs)
 
 
+_CONCAT_HINT = re.compile(
+    r"\b[a-z]\w{0,10}\s*\+\s*[a-z]\w{0,10}\b|\b(?:join|concatenate|combine|merge|glue)\b"
+)
+_QUOTED_PIECE = re.compile(r'"([^"\n]{1,60})"|\'([^\'\n]{1,60})\'')
+_CJK_SEP = re.compile(f"([{_CJK}])[/·•\\-*_|.~・\\\\]+(?=[{_CJK}])")
+_HYPHEN_SPLIT = re.compile(r"\b[a-z]{1,12}(?:-[a-z]{1,12})+\b")
+
+
+def _dehyphen_text(text: str) -> str:
+    """``_HYPHEN_SPLIT.sub(_dehyphen, text)``, looking only at the words around each hyphen."""
+    out, last, i = [], 0, text.find("-")
+    while i >= 0:
+        lo = i
+        while lo > 0 and "a" <= text[lo - 1] <= "z":
+            lo -= 1
+        hi = i + 1
+        while hi < len(text) and (
+            "a" <= text[hi] <= "z" or (text[hi] == "-" and hi + 1 < len(text) and "a" <= text[hi + 1] <= "z")
+        ):
+            hi += 1
+        if lo < i < hi - 1 and lo >= last:
+            m = _HYPHEN_SPLIT.fullmatch(text, lo, hi)
+            if m is not None:
+                out.append(text[last:lo])
+                out.append(_dehyphen(m))
+                last = hi
+        i = text.find("-", max(hi, i + 1))
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _dehyphen(m: re.Match[str]) -> str:
+    """Join a hyphen-split word when the join is a word the rules use ("instruc-tions"), else leave it."""
+    word = m.group()
+    glued = word.replace("-", "")
+    return glued if glued in _VOCAB and len(glued) >= 5 else word
+
+
 def _leet_view(text: str) -> str | None:
     """``1gn0r3 4ll pr3v10us`` -> ``ignore all previous``; None unless some chunk turns into a rule word."""
+    if not _LEET_CHAR.search(text):
+        return None
     useful = False
     for m in _LEET_ADJ.finditer(text):
         lo = text.rfind(" ", 0, m.start()) + 1
         hi = text.find(" ", m.end())
         chunk = text[lo : hi if hi >= 0 else len(text)]
-        if chunk.translate(_LEET).strip(".,;:!?'\"()[]{}") in _RULE_WORDS:
+        if _leet_word(chunk).strip(".,;:!?'\"()[]{}") in _RULE_WORDS:
             useful = True
             break
     if not useful:
@@ -3152,9 +4338,25 @@ def _leet_view(text: str) -> str | None:
     out = []
     for chunk in text.split(" "):
         if _LEET_ADJ.search(chunk) or (chunk.isdigit() and len(chunk) <= 3):
-            chunk = chunk.translate(_LEET)
+            chunk = _leet_word(chunk)
         out.append(chunk)
     return " ".join(out)
+
+
+_LEET_L = str.maketrans({"1": "l"})
+
+
+def _leet_word(chunk: str) -> str:
+    """Undo leetspeak in one word. "1" stands for i or l: "ru1e5" is "rules", "adm1n" is "admin"; the reading
+    that is a known word wins (i by default)."""
+    as_i = chunk.translate(_LEET)
+    if "1" not in chunk:
+        return as_i
+    as_l = chunk.translate(_LEET_L).translate(_LEET)
+    core_l = as_l.strip(".,;:!?'\"()[]{}")
+    if core_l in _VOCAB and as_i.strip(".,;:!?'\"()[]{}") not in _VOCAB:
+        return as_l
+    return as_i
 
 
 def _printable_ratio(text: str) -> float:
@@ -3216,7 +4418,9 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
     nfkc = raw if ascii_only else unicodedata.normalize("NFKC", raw)
     folded = _fold_text(nfkc, normalised=True)
     has_zw = not ascii_only and bool(_ZW_RE.search(raw))
-    mixed_script = not ascii_only and bool(_MIXED_SCRIPT.search(nfkc.lower()))
+    mixed_script = (
+        not ascii_only and _HOMOGLYPH_RE.search(nfkc) is not None and bool(_MIXED_SCRIPT.search(nfkc.lower()))
+    )
     zw_inside = has_zw and bool(_ZW_INSIDE.search(raw))
     folded_nozw = _ZW_RE.sub("", folded) if has_zw else folded
     entities = "&" in folded_nozw and bool(_HTML_ENTITY.search(folded_nozw))
@@ -3234,6 +4438,10 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
     _lexical(text_view, prefix + "text", found, clean)
     raw_v = text_v if raw_view == text_view else _View(raw_view)
     _run(_RAW_RULES, raw_v, prefix + "raw", found, clean)
+    if "<" in raw_view:
+        turn = _TURN_TOKEN.search(raw_view)
+        if turn is not None:  # "<end_of_turn>", "<|eot_id|>": a fake end of the user's turn
+            found.add("tm.raw.turn_token", "termination_manipulation", prefix + "raw", turn.group(), clean)
 
     spaced_views = _spaced_view(stripped)
     if spaced_views is not None:
@@ -3244,21 +4452,46 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
         spaced_raw = _spaced_view(folded_nozw)
         if spaced_raw is not None:
             _run(_RAW_RULES, _View(spaced_raw[0]), prefix + "spaced", found, False)
+    if (
+        ('"' in text_view or "'" in text_view)
+        and ("+" in text_view or _any_in(text_view, ("join", "concat", "combin", "merge", "glue")))
+        and _CONCAT_HINT.search(text_view)
+    ):
+        pieces = [a or b for a, b in _QUOTED_PIECE.findall(text_view)]
+        if len(pieces) >= 2:  # 'a = "ignore prev"; b = "ious instructions"; do a + b'
+            glued_p = _collapse("".join(pieces))
+            _run(_TEXT_RULES, _View(glued_p), prefix + "concat", found, False)
+            _lexical(glued_p, prefix + "concat", found, False)
+    if not text_view.isascii() and len(_CJK_SEP.findall(text_view)) >= 4:
+        joined_z = _CJK_SEP.sub(r"\1", text_view)  # "忽/略/之/前/的/指/令"
+        _run(_TEXT_RULES, _View(joined_z), prefix + "cjk_joined", found, False)
+        _lexical(joined_z, prefix + "cjk_joined", found, False)
+    if "-" in text_view:
+        joined_h = _dehyphen_text(text_view)
+        if joined_h != text_view:  # "ig-nore prev-ious instruc-tions"
+            _run(_TEXT_RULES, _View(joined_h), prefix + "dehyphen", found, False)
+            _lexical(joined_h, prefix + "dehyphen", found, False)
     leet = _leet_view(text_view)
     if leet is not None:
         _run(_TEXT_RULES, _View(leet), prefix + "leet", found, False)
         _lexical(leet, prefix + "leet", found, False)
     if _ROT13_HINT.search(text_view):
-        _run(_TEXT_RULES, _View(codecs.decode(text_view, "rot13")), prefix + "rot13", found, False)
+        rot = codecs.decode(text_view, "rot13")
+        _run(_TEXT_RULES, _View(rot), prefix + "rot13", found, False)
+        _lexical(rot, prefix + "rot13", found, False)
     if _REVERSE_HINT.search(text_view):
-        _run(_TEXT_RULES, _View(text_view[::-1]), prefix + "reversed", found, False)
+        rev = text_view[::-1]
+        _run(_TEXT_RULES, _View(rev), prefix + "reversed", found, False)
+        _lexical(rev, prefix + "reversed", found, False)
     if len(_PCT.findall(text_view)) >= 3:
-        _run(_TEXT_RULES, _View(_collapse(urllib.parse.unquote(text_view))), prefix + "url", found, False)
+        unq = _collapse(urllib.parse.unquote(text_view))
+        _run(_TEXT_RULES, _View(unq), prefix + "url", found, False)
+        _lexical(unq, prefix + "url", found, False)
 
     if depth >= _MAX_DEPTH:
         return
     hidden: list[tuple[str, str]] = []
-    for m in _TAG_RUN.finditer(raw):  # "ASCII smuggling" in Unicode tag characters
+    for m in _TAG_RUN.finditer(raw) if has_zw else ():  # "ASCII smuggling" in Unicode tag characters
         hidden.append(("tags", "".join(chr(ord(ch) - 0xE0000) for ch in m.group())))
     case_text = _ZW_RE.sub("", nfkc) if has_zw else nfkc
     if len(case_text) >= 16:

@@ -349,3 +349,79 @@ RESEARCH_NOTES = [
     "Reminder: renew the dataset access agreement before the end of the quarter.",
     "Paper note: CJK search needs bigram tokenisation or a segmenter.",
 ]
+
+# --- wiki pages (support-bot): published through wiki.services.publish_auto, one promoted -----------------
+
+
+@dataclass(frozen=True)
+class WikiDoc:
+    doc_type: str
+    slug: str
+    title: str
+    summary: str
+    original_text: str
+    tags: tuple[str, ...] = ()
+    promote_reason: str = ""  # non-empty: a curator promotes it to curated/
+
+
+WIKI_PAGES = [
+    WikiDoc(
+        "sop",
+        "refund-over-500",
+        "SOP: refunds over $500",
+        "Refunds above $500 need a team lead's approval before they are issued; within 30 days of purchase only.",
+        "## Steps\n\n"
+        "1. Check the purchase date in the billing console: refunds are possible **within 30 days**.\n"
+        "2. If the amount is over **$500**, ask the team lead on duty to approve it in the ticket.\n"
+        "3. Issue the refund from the billing console (never from the payment provider directly).\n"
+        "4. Note the refund amount and the approver in the ticket, then tag it `billing`.\n\n"
+        "## Exceptions\n\n"
+        "- Enterprise contracts follow their own refund clause; ask the account manager.\n"
+        "- A refund requested from an unverified channel is never issued: verify the customer first.\n",
+        tags=("billing", "refunds"),
+    ),
+    WikiDoc(
+        "policy",
+        "data-retention",
+        "客服資料保留政策",
+        "工單與對話紀錄保留 18 個月，之後自動匿名化；GDPR 刪除請求 30 天內完成。",
+        "## 範圍\n\n"
+        "適用於所有客服工單、聊天紀錄與通話摘要。\n\n"
+        "## 規則\n\n"
+        "- 工單與對話紀錄保留 **18 個月**，期滿後自動匿名化。\n"
+        "- 客戶提出 GDPR 刪除請求時，先確認身分，於 **30 天內** 完成刪除。\n"
+        "- 帳務相關紀錄依法保留 7 年，不在匿名化範圍內。\n\n"
+        "## 負責人\n\n"
+        "客服組長每季檢查一次執行狀況，結果附在週報中寄給李老闆。\n",
+        tags=("政策", "gdpr"),
+        promote_reason="對照法務提供的保留政策確認無誤",
+    ),
+    WikiDoc(
+        "charter",
+        "support-team",
+        "Acme Support team charter",
+        "Who the support team serves, the response targets it owns, and how work is handed over between shifts.",
+        "## Mission\n\n"
+        "Answer every paying customer quickly and correctly, in English around the clock on weekdays and in "
+        "Chinese during Taipei office hours.\n\n"
+        "## Targets\n\n"
+        "| Plan | First response |\n|---|---|\n| Pro | 4 business hours |\n| Enterprise | 1 hour |\n\n"
+        "## Handover\n\n"
+        "The outgoing shift lists open VIP tickets and running incidents in the handover channel; the incoming "
+        "lead confirms before the outgoing shift signs off.\n",
+        tags=("team", "sla"),
+    ),
+    WikiDoc(
+        "reference",
+        "taipei-office",
+        "台北辦公室 / Taipei office",
+        "Taipei office shifts, the Chinese-language support hours and who to call for on-site issues.",
+        "## 值班 Shifts\n\n"
+        "- 中文客服時段：台北時間週一至週五 09:00–18:00。\n"
+        "- Weekend shifts are remote; the on-call lead is listed in the paging tool.\n\n"
+        "## 聯絡 Contacts\n\n"
+        "- 辦公室網路維修：每月第一個週六凌晨，改在家處理工單。\n"
+        "- Facilities issues go to the office manager through the internal helpdesk.\n",
+        tags=("台北", "office"),
+    ),
+]

@@ -44,6 +44,12 @@ class ApprovalRequest(models.Model):
     decided_at = models.DateTimeField(null=True, blank=True)
     decided_by = models.CharField(max_length=256, blank=True, default="")
     decision_reason = models.TextField(blank=True, default="")
+    # a reviewer's claim while working on the batch: others are refused until it expires (no job needed)
+    claimed_by = models.CharField(max_length=256, blank=True, default="")
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    # after a person's decision: until when the decider may undo it, and what the undo restores
+    undo_until = models.DateTimeField(null=True, blank=True)
+    undo_state = models.JSONField(default=dict, blank=True)
 
     class Meta:
         db_table = "approvals"

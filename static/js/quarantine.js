@@ -1,4 +1,5 @@
-/* memdesk quarantine desk: live TTL countdowns and keyboard shortcuts (j/k move, a approve, r reject, ? help).
+/* memdesk quarantine desk: live TTL, claim and undo countdowns; keyboard shortcuts (j/k move, a approve,
+   r reject, s skip, c claim/release, u undo, ? help); the undo toast; the bulk panel.
    Text only: never innerHTML. Works on cards swapped in by HTMX: everything is looked up when needed. */
 (function () {
   "use strict";
@@ -6,10 +7,17 @@
   var WARN_MS = 2 * 3600 * 1000;
   var skew = 0; // the server's clock minus this browser's, so the countdown agrees with the server
 
+  var skewFrom = null; // the server time the skew was read from: only a freshly rendered desk gives a new one
+
   function readSkew() {
     var desk = document.getElementById("desk");
-    var server = desk ? Date.parse(desk.getAttribute("data-server-now") || "") : NaN;
-    if (!isNaN(server)) skew = server - Date.now();
+    var stamp = desk ? desk.getAttribute("data-server-now") || "" : "";
+    if (stamp === skewFrom) return; // a card swap leaves the desk's (older) time: keep the skew
+    var server = Date.parse(stamp);
+    if (!isNaN(server)) {
+      skew = server - Date.now();
+      skewFrom = stamp;
+    }
   }
 
   function pad(n) { return (n < 10 ? "0" : "") + n; }
@@ -23,8 +31,48 @@
     return h ? h + " h " + pad(m) + " min left" : m + " min " + pad(s % 60) + " s left";
   }
 
+  function short(ms) {
+    var s = Math.max(0, Math.ceil(ms / 1000));
+    var m = Math.floor(s / 60);
+    return m ? m + " min " + pad(s % 60) + " s left" : s + " s left";
+  }
+
+  function tickClaimsAndUndo(now) {
+    var claims = document.querySelectorAll("#desk [data-claim-until]");
+    for (var i = 0; i < claims.length; i++) {
+      var badge = claims[i];
+      var left = Date.parse(badge.getAttribute("data-claim-until")) - now;
+      var label = badge.querySelector(".claim-left");
+      if (left <= 0) {
+        // claims end by themselves; the server compares the same times
+        badge.classList.add("claim-expired");
+        if (label) label.textContent = "claim expired";
+        var card = badge.closest(".batch-card");
+        if (card) card.removeAttribute("data-held");
+      } else if (label) {
+        var text = short(left);
+        if (label.textContent !== text) label.textContent = text;
+      }
+    }
+    var undos = document.querySelectorAll("[data-undo-until]");
+    for (var j = 0; j < undos.length; j++) {
+      var el = undos[j];
+      var until = Date.parse(el.getAttribute("data-undo-until"));
+      if (until - now > 0) continue;
+      el.removeAttribute("data-undo-until");
+      if (el.classList.contains("undo-form")) el.remove();
+      else if (el.classList.contains("toast-undo")) el.remove();
+    }
+    var counters = document.querySelectorAll(".toast-undo [data-undo-left]");
+    for (var k = 0; k < counters.length; k++) {
+      var c = counters[k];
+      c.textContent = "(" + Math.max(0, Math.floor((Number(c.getAttribute("data-undo-left")) - now) / 1000)) + " s)";
+    }
+  }
+
   function tick() {
     var now = Date.now() + skew;
+    tickClaimsAndUndo(now);
     var timers = document.querySelectorAll(".batch-pending [data-expires]");
     for (var i = 0; i < timers.length; i++) {
       var el = timers[i];
@@ -95,6 +143,109 @@
     if (field) field.focus();
   }
 
+  function pendingCards() {
+    return cards().filter(function (c) {
+      return c.getAttribute("data-status") === "pending" && !c.classList.contains("batch-expired");
+    });
+  }
+
+  // s: skip to the next pending batch (wrapping around), leaving this one as it is
+  function skip() {
+    var list = cards();
+    var current = selected();
+    var i = list.indexOf(current);
+    var after = list.slice(i + 1).concat(list.slice(0, i + 1));
+    for (var k = 0; k < after.length; k++) {
+      if (after[k] !== current && pendingCards().indexOf(after[k]) >= 0) {
+        select(after[k]);
+        return;
+      }
+    }
+    if (window.memdeskToast) window.memdeskToast("No other pending batch to skip to.", "info");
+  }
+
+  function submit(form) {
+    if (!form) return false;
+    if (form.requestSubmit) form.requestSubmit();
+    else form.submit();
+    return true;
+  }
+
+  // c: claim the selected batch, or release one's own claim
+  function claim() {
+    var card = selected() || move(1);
+    if (!card) return;
+    if (!submit(card.querySelector(".claim-form")) && window.memdeskToast) {
+      window.memdeskToast(
+        card.getAttribute("data-held") ? "Another reviewer holds this batch." : "This batch cannot be claimed.",
+        "info"
+      );
+    }
+  }
+
+  // u: undo the last decision while its window is open
+  var lastUndo = null;
+
+  function undo() {
+    var now = Date.now() + skew;
+    if (!lastUndo || Date.parse(lastUndo.until) <= now) {
+      lastUndo = null;
+      // after a reload: the selected card's undo, else the only one still offered on the page
+      var card = selected();
+      var forms = document.querySelectorAll("#desk .undo-form");
+      var form = (card && card.querySelector(".undo-form")) || (forms.length === 1 ? forms[0] : null);
+      if (submit(form)) return;
+      if (window.memdeskToast) window.memdeskToast("Nothing to undo: the undo window has passed.", "info");
+      return;
+    }
+    var target = lastUndo;
+    lastUndo = null;
+    var form = document.querySelector("#batch-" + target.batch + " .undo-form");
+    if (submit(form)) return;
+    if (window.htmx) window.htmx.ajax("POST", target.url, { target: "#batch-" + target.batch, swap: "outerHTML" });
+  }
+
+  // The server offers the undo after a decision: a toast with an Undo button for the window's length.
+  document.addEventListener("memdesk:undo", function (event) {
+    var d = event.detail || {};
+    if (!d.url || !d.until) return;
+    lastUndo = { batch: d.batch, url: d.url, until: d.until };
+    var box = document.getElementById("toasts");
+    if (!box) return;
+    var old = box.querySelectorAll(".toast-undo");
+    for (var i = 0; i < old.length; i++) old[i].remove();
+    var item = document.createElement("div");
+    item.className = "toast toast-info toast-undo";
+    item.setAttribute("role", "status");
+    item.setAttribute("data-undo-until", d.until);
+    item.setAttribute("data-batch", String(d.batch));
+    var span = document.createElement("span");
+    span.textContent = String(d.text || "Undo the decision") + " ";
+    var left = document.createElement("span");
+    left.className = "undo-left";
+    left.setAttribute("data-undo-left", String(Date.parse(d.until)));
+    span.appendChild(left);
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "toast-undo-button";
+    button.textContent = "Undo";
+    button.addEventListener("click", function () {
+      lastUndo = { batch: d.batch, url: d.url, until: d.until };
+      item.remove();
+      undo();
+    });
+    var close = document.createElement("button");
+    close.type = "button";
+    close.className = "toast-close";
+    close.setAttribute("aria-label", "Dismiss");
+    close.textContent = "×";
+    item.appendChild(span);
+    item.appendChild(button);
+    item.appendChild(close);
+    box.appendChild(item);
+    tick();
+  });
+
   function toggleHelp() {
     var help = document.getElementById("keys-help");
     if (!help) return;
@@ -127,6 +278,9 @@
       case "k": move(-1); break;
       case "a": openDecision("approve"); break;
       case "r": openDecision("reject"); break;
+      case "s": skip(); break;
+      case "c": claim(); break;
+      case "u": undo(); break;
       case "?": toggleHelp(); break;
       default: return;
     }
@@ -134,14 +288,22 @@
   });
 
   document.addEventListener("click", function (event) {
-    if (event.target.closest && event.target.closest("[data-keys-help]")) toggleHelp();
+    if (!event.target.closest) return;
+    if (event.target.closest("[data-keys-help]")) toggleHelp();
+    var close = event.target.closest("[data-close-bulk]");
+    var panel = document.getElementById("bulk-panel");
+    if (close && panel && panel.contains(close)) {
+      event.preventDefault(); // a link back to the desk without JavaScript; here it just closes the panel
+      panel.textContent = "";
+    }
   });
 
   // After a decision the card comes back decided: move on to the next pending batch. After a refusal it comes
   // back with the error: keep it selected, with the focus on the field to fix.
   var deciding = null;
   document.addEventListener("htmx:beforeRequest", function (event) {
-    var form = event.detail.elt && event.detail.elt.closest ? event.detail.elt.closest(".decide-form") : null;
+    var elt = event.detail.elt;
+    var form = elt && elt.closest ? elt.closest(".decide-form, .undo-form, .claim-form") : null;
     var card = form ? form.closest(".batch-card") : null;
     deciding = card ? card.id : null;
   });
@@ -153,6 +315,8 @@
     deciding = null;
     if (!card) return;
     if (card.getAttribute("data-status") === "pending") {
+      var toasts = document.querySelectorAll(".toast-undo[data-batch='" + card.getAttribute("data-batch") + "']");
+      for (var t = 0; t < toasts.length; t++) toasts[t].remove(); // undone: nothing left to undo
       select(card);
       var bad = card.querySelector("details[open] .field-error");
       var field = bad ? bad.parentNode.querySelector("select, input") : null;

@@ -1,7 +1,7 @@
 """Provision a migrated SQLite file for the quarantine browser test; print what the test needs as JSON.
 
 Run in a child process (``python -m tests.dashboard.quarantine_provision``) with ``MEMDESK_SQLITE_PATH``
-pointing at the file the uvicorn child serves: a team, a reviewer who signs in, the agent, and an external
+pointing at the file the uvicorn child serves: a team, a reviewer who signs in (and a second one who sees the first one's claims), the agent, and an external
 MCP token of that agent (its writes get the ``mcp_external`` origin, and the burst guard).
 """
 
@@ -13,6 +13,7 @@ import sys
 
 AGENT = "desk-bot"
 REVIEWER = "rex"
+SECOND_REVIEWER = "ria"  # sees rex's claims
 PASSWORD = "correct-horse-battery"
 
 
@@ -31,6 +32,8 @@ def main() -> int:
     team = Team.objects.create(name="Acme Support", slug="acme")
     user = get_user_model().objects.create_user(REVIEWER, password=PASSWORD)
     Membership.objects.create(team=team, user=user, role=Role.REVIEWER)
+    second = get_user_model().objects.create_user(SECOND_REVIEWER, password=PASSWORD)
+    Membership.objects.create(team=team, user=second, role=Role.REVIEWER)
     Agent.objects.create(agent_id=AGENT, display_name="Desk bot", team=team)
     token, secret = engine.token_create(
         agent_id=AGENT, scopes=["memory:read", "memory:write"], external=True, name="ext", actor="user:ada"
@@ -39,6 +42,7 @@ def main() -> int:
         "agent": AGENT,
         "username": REVIEWER,
         "password": PASSWORD,
+        "second_username": SECOND_REVIEWER,
         "tokens": {"ext": {"id": token.id, "agent": AGENT, "secret": secret}},
     }
     sys.stdout.write(json.dumps(out) + "\n")

@@ -3,9 +3,11 @@
 One uvicorn child serves ``config.asgi`` (the dashboard and ``/mcp``) on a temporary SQLite file (the MCP test
 harness). An external MCP token sends two bursts of six facts about two subjects: both are quarantined and
 ``memory_search`` finds none of them. Debian's Chromium then signs in as a reviewer, opens the desk from the
-navigation badge, rejects one batch with the keyboard (its facts include an HTML/JS payload, which shows as
-text) and approves the other with the mouse; the badge counts down by out-of-band swaps. Finally
-``memory_search`` over MCP returns the approved facts and not the rejected ones.
+navigation badge, claims one batch with the keyboard (a second reviewer sees the claim and is refused), rejects
+it (its facts include an HTML/JS payload, which shows as text), undoes the reject with ``u`` and rejects it
+again; a second tab approves the other batch with the mouse, undoes it from the toast (the agent stops seeing
+it over MCP) and approves it again; the badge follows by out-of-band swaps. Finally ``memory_search`` over MCP
+returns the approved facts and not the rejected ones.
 """
 
 from __future__ import annotations
@@ -137,15 +139,71 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             assert page.evaluate("typeof window.__xss") == "undefined"
             page.evaluate("window.__sameDocument = true")
 
-            # Keyboard: ? shows the help, j selects the first card, r opens its reason picker
+            # Keyboard: ? shows the help, j selects the first card, s skips to the next, k goes back
             page.keyboard.press("?")
             expect(page.locator("#keys-help")).to_be_visible()
             page.keyboard.press("Escape")
             expect(page.locator("#keys-help")).to_be_hidden()
             page.keyboard.press("j")
             expect(reject_card).to_have_class(re.compile(r"\bis-selected\b"))
+            page.keyboard.press("s")
+            expect(approve_card).to_have_class(re.compile(r"\bis-selected\b"))
+            page.keyboard.press("k")
+            expect(reject_card).to_have_class(re.compile(r"\bis-selected\b"))
+
+            # c claims the selected batch: the holder and the time left show on the card
+            page.keyboard.press("c")
+            expect(reject_card.locator(".claim-badge")).to_contain_text("Claimed by you")
+            expect(reject_card.locator(".claim-left")).to_have_text(re.compile(r"^(9|10) min \d\d s left$"))
+
+            # A second reviewer sees who holds it, and their reject is refused while the claim lasts
+            ria = browser.new_context(viewport={"width": 1366, "height": 900})
+            second = ria.new_page()
+            second.set_default_timeout(15_000)
+            second.on("pageerror", lambda exc: errors.append(str(exc)))
+            second.goto(harness.base + "/login/")
+            second.fill("#id_username", info["second_username"])
+            second.fill("#id_password", info["password"])
+            second.click("button[type=submit]")
+            second.goto(harness.base + f"/agents/{agent}/quarantine/")
+            held = second.locator(f"#batch-{to_reject}")
+            expect(held.locator(".claim-holder")).to_have_text(f"user:{info['username']}")
+            expect(held.locator(".claim-note")).to_contain_text("a decision by anyone else is refused")
+            held.locator("details.decide-reject summary").click()
+            held.locator("details.decide-reject select[name=reason]").select_option("wrong")
+            held.locator("details.decide-reject button[type=submit]").click()
+            expect(held.locator(".batch-error")).to_contain_text(
+                f"is claimed by user:{info['username']} until"
+            )
+            expect(held).to_have_attribute("data-status", "pending")
+            ria.close()
+
+            # r opens the reason picker; the reject goes through (the claim is the reviewer's own)
             page.keyboard.press("r")
             expect(reject_card.locator("details.decide-reject")).to_have_attribute("open", "")
+            expect(reject_card.locator("details.decide-reject select[name=reason]")).to_be_focused()
+            reject_card.locator("details.decide-reject select[name=reason]").select_option("wrong")
+            reject_card.locator("details.decide-reject input[name=note]").press("Enter")
+            expect(reject_card).to_have_attribute("data-status", "denied")
+            expect(badge).to_have_attribute("data-count", "1")
+            undo_toast = page.locator("#toasts .toast-undo")
+            expect(undo_toast).to_contain_text(f"Undo the rejection of #{to_reject}")
+            expect(undo_toast.locator(".undo-left")).to_have_text(re.compile(r"^\((2\d|30) s\)$"))
+
+            # u undoes it: pending again, held by its reviewer, counted in the badge again
+            page.keyboard.press("u")
+            expect(reject_card).to_have_attribute("data-status", "pending")
+            expect(reject_card.locator(".claim-badge")).to_contain_text("Claimed by you")
+            expect(undo_toast).to_have_count(0)
+            expect(badge).to_have_attribute("data-count", "2")
+            expect(page.locator("#toasts")).to_contain_text(
+                f"are held again (batch #{to_reject}, claimed by you)"
+            )
+            assert search(harness, REJECTED) == set()
+
+            # ...and decided again, for the right reason
+            expect(reject_card).to_have_class(re.compile(r"\bis-selected\b"))
+            page.keyboard.press("r")
             expect(reject_card.locator("details.decide-reject select[name=reason]")).to_be_focused()
             reject_card.locator("details.decide-reject select[name=reason]").select_option("poisoning")
             reject_card.locator("details.decide-reject input[name=note]").fill("bot farm pushing prices")
@@ -158,16 +216,30 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             expect(page.locator("#toasts")).to_contain_text(
                 "Rejected: 6 facts about “acme-pricing” retracted."
             )
-            page.locator("#toasts .toast-close").last.click()  # dismissed (it sits over the cards' corner)
-            expect(page.locator("#toasts .toast")).to_have_count(0)
+            toasts = page.locator("#toasts .toast:visible")  # older ones have faded out by themselves
+            while toasts.count():  # dismissed (they sit over the cards' corner)
+                toasts.first.locator(".toast-close").click()
+            expect(toasts).to_have_count(0)
             expect(reject_card.locator(".fact-content", has_text=XSS)).to_have_count(1)  # still text
 
-            # The next pending card is selected by itself. Meanwhile a second tab approves it with the mouse
+            # The next pending card is selected by itself. Meanwhile a second tab approves it with the mouse,
+            # undoes that from the toast (the agent stops seeing the facts), and approves it again
             expect(approve_card).to_have_class(re.compile(r"\bis-selected\b"))
             other = context.new_page()
             other.on("pageerror", lambda exc: errors.append(str(exc)))
             other.goto(harness.base + f"/agents/{agent}/quarantine/")
             other_card = other.locator(f"#batch-{to_approve}")
+            other_card.locator("details.decide-approve summary").click()
+            other_card.locator("details.decide-approve select[name=reason]").select_option(
+                "legitimate_update"
+            )
+            other_card.locator("details.decide-approve button[type=submit]").click()
+            expect(other_card).to_have_attribute("data-status", "approved")
+            assert set(approved_ids) <= search(harness, APPROVED)
+            other.locator("#toasts .toast-undo .toast-undo-button").click()
+            expect(other_card).to_have_attribute("data-status", "pending")
+            expect(other.locator("#quarantine-count")).to_have_attribute("data-count", "1")
+            assert search(harness, APPROVED) == set()
             other_card.locator("details.decide-approve summary").click()
             other_card.locator("details.decide-approve select[name=reason]").select_option("verified")
             other_card.locator("details.decide-approve button[type=submit]").click()
@@ -202,8 +274,10 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             reject_card.locator(".fact-content", has_text=XSS).click()
             expect(page.locator("#memory-content")).to_have_text(XSS)
             page.goto(harness.base + f"/agents/{agent}/audit/?action=quarantine_denied")
-            expect(page.locator("#audit-table tbody tr")).to_have_count(1)
+            expect(page.locator("#audit-table tbody tr")).to_have_count(2)  # the undone one stays on record
             expect(page.locator("#audit-table")).to_contain_text("poisoning: bot farm pushing prices")
+            page.goto(harness.base + f"/agents/{agent}/audit/?action=quarantine_undo")
+            expect(page.locator("#audit-table tbody tr")).to_have_count(2)  # one undo per batch
             assert page.evaluate("typeof window.__xss") == "undefined"
         finally:
             browser.close()
@@ -214,3 +288,77 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
     assert search(harness, REJECTED) == set()
     fetched = harness.ok("ext", "memory_fetch_batch", {"ids": rejected_ids + approved_ids})
     assert {m["id"] for m in fetched["memories"]} == set(approved_ids)
+
+
+def sign_in(page, harness: HttpHarness, username: str, password: str) -> None:  # noqa: ANN001
+    page.goto(harness.base + "/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+    expect(page.locator("#toasts")).to_contain_text(f"Signed in as {username}.")
+
+
+def test_bulk_reject_over_a_filter_leaves_another_reviewers_claim_alone(server):
+    """Three bursts about "bulk-…" subjects and one other. A second reviewer claims one of the three; the
+    first filters the desk by subject (the filter goes into the URL), opens "Reject all matching…", sees the
+    count, the sample and the claimed batch left out, and confirms: the desk and the badge follow, the agent
+    sees none of the rejected facts, and the claimed batch still waits."""
+    harness, info = server
+    agent = info["agent"]
+    for subject, word in (("bulk-a", "ardvark"), ("bulk-b", "bison"), ("bulk-c", "caracal")):
+        send_burst(harness, subject, word)
+    send_burst(harness, "keep-me", "kiwi")
+    a, b, c, keep = (batch_of(harness, s) for s in ("bulk-a", "bulk-b", "bulk-c", "keep-me"))
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            ria = browser.new_context(viewport={"width": 1366, "height": 900})
+            second = ria.new_page()
+            second.set_default_timeout(15_000)
+            second.on("pageerror", lambda exc: errors.append(str(exc)))
+            sign_in(second, harness, info["second_username"], info["password"])
+            second.goto(harness.base + f"/agents/{agent}/quarantine/")
+            second.locator(f"#batch-{b} .claim-form button").click()
+            expect(second.locator(f"#batch-{b} .claim-badge")).to_contain_text("Claimed by you")
+            ria.close()
+
+            page = browser.new_page(viewport={"width": 1366, "height": 900})
+            page.set_default_timeout(15_000)
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+            sign_in(page, harness, info["username"], info["password"])
+            page.goto(harness.base + f"/agents/{agent}/quarantine/")
+            expect(page.locator("#desk .batch-card")).to_have_count(4)
+            page.fill("#q-subject", "bulk")
+            page.press("#q-subject", "Enter")
+            expect(page).to_have_url(re.compile(r"q=bulk"))
+            expect(page.locator("#desk .batch-card")).to_have_count(3)
+            expect(page.locator(f"#batch-{b} .claim-holder")).to_have_text(f"user:{info['second_username']}")
+
+            page.click("#bulk-reject")
+            panel = page.locator("#bulk-panel .bulk-panel")
+            expect(panel.locator(".bulk-n")).to_have_text("2")
+            expect(panel.locator(".bulk-sample li")).to_have_count(2)
+            expect(panel.locator(".bulk-held")).to_contain_text(f"#{b} by user:{info['second_username']}")
+            expect(panel.locator("input[name=confirm]")).to_have_count(0)  # 2 is under the threshold
+            panel.locator("select[name=reason]").select_option("poisoning")
+            panel.locator("input[name=note]").fill("one bot, three subjects")
+            panel.locator("button[type=submit]").click()
+            expect(panel.locator(".bulk-outcome")).to_have_text(
+                "Rejected 2 batches. 1 held by another reviewer left alone."
+            )
+            # the desk reloads itself (same filter) and the badge counts down by out-of-band swap
+            expect(page.locator("#desk .batch-card")).to_have_count(1)
+            expect(page.locator(f"#batch-{b}")).to_have_attribute("data-status", "pending")
+            expect(page.locator("#quarantine-count")).to_have_attribute("data-count", "2")
+            page.locator("[data-close-bulk]").first.click()
+            expect(page.locator("#bulk-panel .bulk-panel")).to_have_count(0)
+            page.goto(harness.base + f"/agents/{agent}/audit/?action=quarantine_denied")
+            expect(page.locator("#audit-table tbody tr")).to_have_count(2)  # one entry per batch
+        finally:
+            browser.close()
+    assert errors == []
+    assert search(harness, "ardvark") == set() and search(harness, "caracal") == set()
+    statuses = {int(r["id"]): r["status"] for r in harness.query("SELECT id, status FROM approvals")}
+    assert statuses == {a: "denied", b: "pending", c: "denied", keep: "pending"}

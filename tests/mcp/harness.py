@@ -30,7 +30,16 @@ from mcp_types import CallToolResult, Tool
 REPO = Path(__file__).resolve().parents[2]
 STORE_LIMIT = 20  # MEMDESK_MCP_STORE_DAILY_LIMIT for the servers under test
 CALL_TIMEOUT = 60
-TABLES = ("memories", "memory_fact_writes", "mistakes", "memory_feedback", "audit_events", "entity_alias")
+TABLES = (
+    "memories",
+    "memory_fact_writes",
+    "mistakes",
+    "memory_feedback",
+    "audit_events",
+    "wiki_pages",
+    "wiki_revisions",
+    "entity_alias",
+)
 
 
 def child_env(db_path: Path) -> dict[str, str]:

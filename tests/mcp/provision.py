@@ -20,6 +20,7 @@ TOKENS: dict[str, tuple[str, str, bool]] = {
     "r_rw": ("agent-r", "memory:read,memory:write", False),  # revoked by a test
     "x_ext": ("agent-x", "memory:read,memory:write", True),
     "a_ext": ("agent-a", "memory:read,memory:write", True),  # an external source writing into agent-a
+    "w_rw": ("agent-w", "memory:read,memory:write", False),  # the wiki's daily-limit agent
 }
 
 

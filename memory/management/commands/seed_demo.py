@@ -3,7 +3,8 @@
 Idempotent: teams, users, memberships and agents are upserted; an agent's memories are written only when it has
 none from the demo yet (all of one agent's writes run in one transaction, so a run never leaves half a demo).
 Memory rows are written only through the engine (``store``, ``store_temporal``, ``invalidate_by_origin``,
-``record_mistake``, ``alias_add``); people, teams and agents with the ORM. The password of the demo users comes from
+``record_mistake``, ``alias_add``); wiki pages only through ``wiki.services`` (``publish_auto``, ``promote``);
+people, teams and agents with the ORM. The password of the demo users comes from
 ``MEMDESK_DEMO_PASSWORD`` or is generated, and is printed at the end with the usernames and the URL.
 """
 
@@ -24,6 +25,7 @@ from django.utils import timezone
 from memory import engine
 from memory.management import demo_data as d
 from memory.models import Agent, Membership, Memory, Team
+from wiki import services as wiki_services
 
 ACTOR = "system:seed_demo"
 EVENT_PREFIX = "demo:"
@@ -63,6 +65,8 @@ class Command(BaseCommand):
                 continue
             with transaction.atomic():
                 _run(agent_id, build(day), day)
+                if agent_id == d.SUPPORT_BOT:
+                    _wiki_pages(agent_id)
             seeded[agent_id] = True
         self._report(password, seeded)
 
@@ -185,6 +189,23 @@ def _run(agent_id: str, script: d.Script, day: datetime) -> None:
             ground_truth=m.ground_truth,
             actor=ACTOR,
         )
+
+
+def _wiki_pages(agent_id: str) -> None:
+    """The agent's auto wiki pages (an SOP, a policy, a charter, a reference; en and zh), one promoted."""
+    for doc in d.WIKI_PAGES:
+        page = wiki_services.publish_auto(
+            agent_id=agent_id,
+            doc_type=doc.doc_type,
+            slug=doc.slug,
+            title=doc.title,
+            summary=doc.summary,
+            original_text=doc.original_text,
+            tags=doc.tags,
+            actor=ACTOR,
+        )
+        if doc.promote_reason:
+            wiki_services.promote(page=page, actor=ACTOR, reason=doc.promote_reason)
 
 
 def _support_script(day: datetime) -> d.Script:

@@ -10,6 +10,11 @@ Inputs (all written by hand for this repository; nothing is downloaded):
 * ``benign_seeds.tsv``: ``category, lang, source, text``. ``chat`` and ``support`` rows are conversational.
 * ``tuning_attacks.tsv`` / ``tuning_benign.tsv``: fresh hand-written text used *while tuning* the rules (each batch
   was measured before the rules were changed for it); it is always in the ``dev`` split.
+* ``heldout2_attacks.tsv`` / ``heldout2_benign.tsv``: a second held-out split (``heldout2``), fresh hand-written
+  phrasings written and frozen (committed) *before* the second tuning round, after the first held-out split had
+  been looked at. Its attacks get obfuscated variants from a separate set of generators (``H2_VARIANTS``:
+  Greek look-alikes, dotted letters, zero-width joiners, base64 in a JSON tool result, an e-mail or hidden HTML
+  wrapper, ...) so the variants are not the ones the dev split was tuned on. Never tune on it.
 
 Generated here, deterministically (fixed seeds, no randomness from the environment):
 
@@ -51,6 +56,8 @@ SOURCES = {
     "tool": "pattern from agent tool-abuse / indirect injection demos (paraphrased, hand-written)",
     "zhjb": "pattern from Chinese-language jailbreak prompt collections (paraphrased, hand-written)",
     "tpl": "pattern from chat-template token injection (ChatML, Llama [INST]) (paraphrased, hand-written)",
+    "h2": "heldout2: hand-written fresh phrasing in the style of public jailbreak / indirect-injection / "
+    "exfiltration collections, frozen before the second tuning round",
     "tune": "hand-written tuning set (fresh paraphrases written while developing the rules and used to tune them; "
     "always in dev)",
 }
@@ -434,6 +441,157 @@ BENIGN_LOOKALIKES = [
 ]
 
 
+# ---- heldout2 variants (a separate set, so heldout2's obfuscations are not the dev split's) ----------------
+
+GREEK = {"a": "α", "e": "ε", "o": "ο", "i": "ι", "n": "η", "p": "ρ", "t": "τ", "u": "υ", "k": "κ", "v": "ν"}
+ZWJ = "\u200d"
+
+
+def h2_greek(text: str, rng: random.Random) -> str:
+    return "".join(GREEK[ch] if ch in GREEK and rng.random() < 0.4 else ch for ch in text)
+
+
+def h2_dotted(text: str, rng: random.Random) -> str:
+    head, tail = _first_sentence(text)
+    sep = rng.choice(["_", "·", "*", " "])
+    return " ".join(sep.join(word) for word in head.split()) + tail
+
+
+def h2_zwj(text: str, rng: random.Random) -> str:
+    mark = rng.choice([ZWJ, "\u2060", "\u200c"])
+    return " ".join(mark.join(word) if len(word) > 3 else word for word in text.split(" "))
+
+
+def h2_json_b64(text: str, rng: random.Random) -> str:
+    blob = base64.b64encode(text.encode()).decode()
+    return json.dumps(
+        {"tool": "fetch_page", "status": 200, "content_b64": blob, "note": "decode content_b64"}
+    )
+
+
+def h2_email(text: str, rng: random.Random) -> str:
+    return (
+        "From: newsletter@shop.example\nSubject: Your weekly deals\n\nHi there, this week's deals are below.\n\n"
+        + text
+        + "\n\nUnsubscribe | Privacy"
+    )
+
+
+def h2_hidden_html(text: str, rng: random.Random) -> str:
+    wrapper = rng.choice(
+        [
+            '<p>Welcome to our store.</p><span style="color:white;font-size:1px">{t}</span>',
+            "<details><summary>More</summary>{t}</details>",
+            '<img src="logo.png" alt="{t}">',
+            "[//]: # ({t})",
+        ]
+    )
+    return wrapper.format(t=text)
+
+
+def h2_leet(text: str, rng: random.Random) -> str:
+    table = {"a": "@", "e": "3", "i": "!", "o": "0", "s": "$", "t": "7", "l": "1"}
+    return "".join(table[ch.lower()] if ch.lower() in table and rng.random() < 0.6 else ch for ch in text)
+
+
+def h2_tool_result(text: str, rng: random.Random) -> str:
+    return "Tool result (web_search): 1. Opening hours are 9 to 5. 2. " + text + " 3. Parking is free."
+
+
+def h2_zh_zwj(text: str, rng: random.Random) -> str:
+    return ZWJ.join(text)
+
+
+def h2_zh_punct(text: str, rng: random.Random) -> str:
+    return rng.choice(["/", "·", "-", "*"]).join(text)
+
+
+def h2_zh_html(text: str, rng: random.Random) -> str:
+    return f"<p>歡迎光臨本店。</p><!-- {text} -->"
+
+
+def h2_zh_b64(text: str, rng: random.Random) -> str:
+    return "資料（base64）：" + base64.b64encode(text.encode()).decode()
+
+
+H2_EN_VARIANTS = {
+    "greek": h2_greek,
+    "dotted": h2_dotted,
+    "zwj": h2_zwj,
+    "json_b64": h2_json_b64,
+    "email": h2_email,
+    "hidden_html": h2_hidden_html,
+    "leet2": h2_leet,
+    "tool_result": h2_tool_result,
+}
+H2_ZH_VARIANTS = {
+    "zh_zwj": h2_zh_zwj,
+    "zh_punct": h2_zh_punct,
+    "zh_html": h2_zh_html,
+    "zh_b64": h2_zh_b64,
+}
+H2_LETTER_LEVEL = {"greek", "dotted", "zwj", "leet2", "zh_zwj", "zh_punct"}
+
+
+def build_heldout2() -> list[dict]:
+    """The frozen second held-out split: every seed, plus a variant of every other seed."""
+    items: list[dict] = []
+    rng = random.Random(20261201)
+    en_kinds, zh_kinds = list(H2_EN_VARIANTS), list(H2_ZH_VARIANTS)
+    en_i = zh_i = 0
+    for idx, (family, lang, source, text) in enumerate(read_seeds("heldout2_attacks.tsv")):
+        hid = f"h2a-{_digest(text)[:10]}"
+        base = {
+            "label": "attack",
+            "lang": lang,
+            "family": family,
+            "expect": "flag" if family in FLAG_ONLY else "block",
+            "group": hid,
+            "split": "heldout2",
+        }
+        items.append(base | {"id": hid, "text": text, "source": SOURCES[source], "variant": "seed"})
+        if idx % 2:
+            continue
+        if lang in ("en", "mixed"):
+            kind = en_kinds[en_i % len(en_kinds)]
+            en_i += 1
+            if kind in H2_LETTER_LEVEL and any(m in text for m in CODE_MARKERS):
+                kind = "email"
+            variant = H2_EN_VARIANTS[kind](text, rng)
+        else:
+            kind = zh_kinds[zh_i % len(zh_kinds)]
+            zh_i += 1
+            if kind in H2_LETTER_LEVEL and any(m in text for m in CODE_MARKERS):
+                kind = "zh_html"
+            variant = H2_ZH_VARIANTS[kind](text, rng)
+        items.append(
+            base
+            | {
+                "id": f"{hid}-{kind}",
+                "text": variant,
+                "source": f"variant-of:{hid} ({kind})",
+                "variant": kind,
+            }
+        )
+    for category, lang, source, text in read_seeds("heldout2_benign.tsv"):
+        hid = f"h2b-{_digest(text)[:10]}"
+        items.append(
+            {
+                "id": hid,
+                "text": text,
+                "label": "benign",
+                "source": SOURCES[source],
+                "lang": lang,
+                "category": category,
+                "conversational": category in CONVERSATIONAL,
+                "variant": "seed",
+                "group": hid,
+                "split": "heldout2",
+            }
+        )
+    return items
+
+
 def build() -> list[dict]:
     items: list[dict] = []
 
@@ -575,6 +733,8 @@ def build() -> list[dict]:
                 "split": split_of(text),
             }
         )
+
+    items.extend(build_heldout2())
 
     ids = [item["id"] for item in items]
     dupes = {i for i in ids if ids.count(i) > 1}

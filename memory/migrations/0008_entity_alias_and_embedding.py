@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0006_guard_and_approvals"),
+        ("memory", "0007_approval_claims_and_undo"),
     ]
 
     operations = [
