@@ -197,21 +197,61 @@ class DecisionForm(forms.Form):
 BULK_CONFIRM_OVER = 10  # a bulk decision over more batches than this needs the count typed in
 
 
+class BatchIdsField(forms.CharField):
+    """The exact batches a bulk preview showed, as comma-separated ids (sorted, no duplicates)."""
+
+    widget = forms.HiddenInput
+    default_error_messages = {"invalid": "The list of batches is not valid: open the preview again."}
+
+    def to_python(self, value: Any) -> list[int]:  # type: ignore[override]
+        text = super().to_python(value)
+        if not text:
+            return []
+        try:
+            ids = {int(part) for part in text.split(",")}
+        except ValueError:
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid") from None
+        if any(i < 1 for i in ids):
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        return sorted(ids)
+
+
+def batch_ids_value(ids: list[int]) -> str:
+    """What the preview form carries: the ids it would decide, sorted."""
+    return ",".join(str(i) for i in sorted(ids))
+
+
 class BulkDecisionForm(DecisionForm):
-    """A decision over every pending batch matching the desk's filter: the count the reviewer saw, and above
-    the threshold that count typed in again."""
+    """A decision over the pending batches matching the desk's filter: the exact batches the reviewer saw in
+    the preview (and their count), and above the threshold that count typed in again."""
 
     expected = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+    # at most MAX_BULK (500) ids of up to 19 digits each, plus the commas
+    ids = BatchIdsField(required=False, max_length=10_000)
     confirm = forms.CharField(required=False, max_length=12, strip=True, label="Type the number of batches")
 
-    def check_count(self, count: int) -> str:
-        """An error message if the matching set changed or the typed confirmation is missing, else ""."""
+    def selection_changed(self, ids: list[int]) -> str:
+        """An error message unless ``ids`` (what the filter matches now) are exactly the batches the reviewer
+        previewed, else ""."""
         expected = self.cleaned_data.get("expected")
-        if expected != count:
+        seen = set(self.cleaned_data.get("ids") or [])
+        now = set(ids)
+        if expected != len(now):
             return (
-                f"The batches matching this filter changed ({count} now, {expected} when you looked): "
+                f"The batches matching this filter changed ({len(now)} now, {expected} when you looked): "
                 "check the new count and sample, then confirm again."
             )
+        if seen != now:
+            new, gone = len(now - seen), len(seen - now)
+            return (
+                f"The batches matching this filter changed since you looked: still {len(now)}, but "
+                f"{new} new and {gone} no longer matching. Nothing was decided: check the new sample, "
+                "then confirm again."
+            )
+        return ""
+
+    def check_confirm(self, count: int) -> str:
+        """An error message if the typed confirmation is missing above the threshold, else ""."""
         if count > BULK_CONFIRM_OVER and self.cleaned_data.get("confirm") != str(count):
             self.add_error("confirm", f"Type {count} to confirm.")
             return (

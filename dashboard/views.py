@@ -38,6 +38,7 @@ from .forms import (
     ReflexionPreviewForm,
     TimelineForm,
     TokenCreateForm,
+    batch_ids_value,
     decision_choices,
 )
 
@@ -615,6 +616,7 @@ def bulk_context(
         "decision": decision,
         "count": len(found["ids"]),
         "ids": found["ids"],
+        "ids_value": batch_ids_value(found["ids"]),
         "held": found["held"],
         "high": found["high"],
         "sample": found["sample"],
@@ -631,15 +633,20 @@ def bulk_context(
 def quarantine_bulk(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     """Approve or reject every pending batch matching the desk's filter.
 
-    GET shows the count, a sample and the batches held by other reviewers (excluded); POST decides, each batch
-    through the engine with its own audit entry, after checking the count the reviewer saw is still the count
-    (and, above the threshold, that they typed it)."""
+    GET shows the count, a sample and the batches held by other reviewers (excluded); its form carries the
+    exact ids it would decide. POST decides those batches, each through the engine with its own audit entry,
+    only if the filter still matches exactly them (409 otherwise: nothing the reviewer did not see is ever
+    decided) and, above the threshold, the reviewer typed the count. A POST without a valid decision is a 422.
+    """
     access = agent_access(request.user, agent_id)
     if not access.has_role(Role.REVIEWER):
         return reviewers_only(request, access, "quarantine desk")
     aid = access.agent.agent_id
     data = request.POST if request.method == "POST" else request.GET
-    decision = data.get("decision") if data.get("decision") in ("approve", "reject") else "reject"
+    given = data.get("decision")
+    if request.method == "POST" and given not in ("approve", "reject"):
+        return bulk_without_decision(request, access, data)
+    decision = given if given in ("approve", "reject") else "reject"
     form = BulkDecisionForm(decision, request.POST) if request.method == "POST" else None
     context = bulk_context(request, access, data, decision, form)
     status, events = 200, {}
@@ -650,13 +657,16 @@ def quarantine_bulk(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
         elif context["count"] > engine.MAX_BULK:
             status = 422
             context["error"] = f"At most {engine.MAX_BULK} batches per bulk decision: narrow the filter."
-        elif error := form.check_count(context["count"]):
-            status = 409 if form.cleaned_data.get("expected") != context["count"] else 422
+        elif error := form.selection_changed(context["ids"]):
+            status = 409
+            context["error"] = error
+        elif error := form.check_confirm(context["count"]):
+            status = 422
             context["error"] = error
         else:
             outcomes = engine.quarantine_bulk(
                 agent_id=aid,
-                request_ids=context["ids"],
+                request_ids=context["ids"],  # the same set as the previewed ids (checked above)
                 decision=decision,
                 actor=actor_of(request),
                 reason=form.reason_text(),
@@ -674,6 +684,26 @@ def quarantine_bulk(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     response.status_code = status
     for name, detail in events.items():
         trigger_client_event(response, name, detail)
+    add_never_cache_headers(response)
+    return response
+
+
+def bulk_without_decision(request: HtmxHttpRequest, access: AgentAccess, data: Any) -> HttpResponse:
+    """A bulk POST whose ``decision`` is missing or unknown: a 422 that decides nothing and offers both
+    previews again (never a silent default)."""
+    filter_form = QuarantineFilterForm(data)
+    filter_form.is_valid()
+    f = filter_form.filters()
+    context = {
+        "agent": access.agent,
+        "filters": f,
+        "decision": "",
+        "query": bulk_query(f),
+        "error": "Choose whether to approve or reject: this bulk decision did not say which, so nothing "
+        "was decided.",
+    }
+    response = render_page(request, "dashboard/quarantine_bulk.html", context, fragment="panel")
+    response.status_code = 422
     add_never_cache_headers(response)
     return response
 

@@ -32,7 +32,15 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Q
 
 from memory.config import guard_settings
-from memory.models import RETRACT_EVENTS, ApprovalRequest, FactWrite, GuardCounter, Memory, OutboundEvent
+from memory.models import (
+    RETRACT_EVENTS,
+    ApprovalRequest,
+    AuditEvent,
+    FactWrite,
+    GuardCounter,
+    Memory,
+    OutboundEvent,
+)
 
 from . import common as c
 from .temporal import _DERIVED_FIELDS, FactInput, _write_fact, check_fact, rederive_key
@@ -83,7 +91,9 @@ class UndoNotYours(EngineError):
 
 
 class UndoConflict(EngineError):
-    """A newer batch from the same origin about the same subject is pending: decide that one first."""
+    """Undoing would clash with something newer: a pending batch from the same origin about the same subject
+    (decide that one first), or an origin purge that covered the batch's writes after the decision (the
+    decision stands, so purged facts stay purged)."""
 
     code = "undo_conflict"
 
@@ -732,6 +742,31 @@ def quarantine_release(*, request_id: Any, actor: str) -> ApprovalRequest:
     return request
 
 
+def _purge_after(agent_id: str, snapshot: dict[str, Any], since: datetime) -> AuditEvent | None:
+    """The first origin purge (``invalidate_by_origin``) at or after ``since`` that covered one of the
+    snapshot's writes: same origin, and ingested at or after the purge's own ``since`` (if it had one). A purge
+    skips writes a reject had already retracted, so the audit record is what says the purge meant them too."""
+    ids = [int(i) for i in (snapshot.get("writes") or {})]
+    if not ids:
+        return None
+    purges = list(
+        AuditEvent.objects.filter(agent_id=agent_id, action="origin_purge", created_at__gte=since).order_by(
+            "created_at", "id"
+        )
+    )
+    if not purges:
+        return None
+    writes = list(
+        FactWrite.objects.filter(agent_id=agent_id, id__in=ids).values_list("origin", "ingested_at")
+    )
+    for purge in purges:
+        origin = (purge.details or {}).get("origin")
+        purge_since = _from_iso((purge.details or {}).get("since"))
+        if any(o == origin and (purge_since is None or at >= purge_since) for o, at in writes):
+            return purge
+    return None
+
+
 def _restore_writes(agent_id: str, snapshot: dict[str, Any], verdict: str) -> list[FactWrite]:
     """Put the batch's writes back into quarantine as they were before the verdict. Writes something else has
     changed since (a purge retracting approved writes, say) are left alone."""
@@ -780,7 +815,9 @@ def quarantine_undo(*, request_id: Any, actor: str, reason: str = "undone by the
     before the approve; a reject undo puts the retracted rows back into quarantine with their trust restored.
     The batch keeps the time it had left (the TTL clock does not run while it is decided) and is claimed by
     the undoer, who usually decides again. The undo is a new audit decision (``quarantine_undo``). Only the
-    decider may undo (``undo_not_yours``); after the window it is refused (``undo_expired``).
+    decider may undo (``undo_not_yours``); after the window it is refused (``undo_expired``). It is refused
+    (``undo_conflict``) while a newer batch from the origin about the subject is pending, and for good once an
+    origin purge has covered the batch's writes after the decision: an undo never brings purged facts back.
     """
     actor = c.check_actor(actor)
     reason = _check_reason(reason)
@@ -819,6 +856,13 @@ def quarantine_undo(*, request_id: Any, actor: str, reason: str = "undone by the
         .exists()
     ):
         raise conflict
+    purge = _purge_after(request.agent_id, request.undo_state or {}, decided_at)
+    if purge is not None:
+        raise UndoConflict(
+            f"{purge.actor} purged the origin {purge.details.get('origin')} at {purge.created_at:%H:%M:%S} UTC, "
+            "after this decision: undoing would bring purged facts back, so the decision stands",
+            field="request_id",
+        )
     try:
         with transaction.atomic():  # the partial unique index: one pending batch per (agent, origin, subject)
             won = ApprovalRequest.objects.filter(

@@ -231,6 +231,22 @@ def test_after_the_window_the_undo_is_gone_and_refused(desk, agent, batch):
     )
 
 
+def test_undo_after_an_origin_purge_is_refused_and_the_facts_stay_purged(desk, agent, batch):
+    aid = agent.agent_id
+    desk.post(reject_url(aid, batch.id), {"reason": "poisoning"}, headers=HTMX)
+    engine.invalidate_by_origin(agent_id=aid, origin="channel:spam", actor="user:ada")
+    response = desk.post(undo_url(aid, batch.id), headers=HTMX)
+    assert response.status_code == 409
+    assert "user:ada purged the origin channel:spam" in card(response.content.decode(), batch.id)
+    assert (
+        status_of(batch.id) == "denied" and not AuditEvent.objects.filter(action="quarantine_undo").exists()
+    )
+    assert set(FactWrite.objects.filter(agent_id=aid).values_list("state", flat=True)) == {"retracted"}
+    response = desk.post(approve_url(aid, batch.id), {"reason": "verified"}, headers=HTMX)
+    assert response.status_code == 409
+    assert engine.search(agent_id=aid, query="alice claim", limit=50, touch=False) == []
+
+
 def test_undo_of_a_pending_batch_says_there_is_nothing_to_undo(desk, agent, batch):
     response = desk.post(undo_url(agent.agent_id, batch.id), headers=HTMX)
     assert response.status_code == 409
@@ -266,8 +282,17 @@ def test_filters_by_origin_class_subject_and_expiry_live_in_the_url(desk, agent)
 # --- bulk ------------------------------------------------------------------------------------------------------
 
 
-def bursts(agent_id: str, n: int, *, origin: str = "channel:spam") -> list[int]:
-    return [make_burst(agent_id, f"subject-{k:02d}", origin=origin).id for k in range(n)]
+def bursts(agent_id: str, n: int, *, origin: str = "channel:spam", first: int = 0) -> list[int]:
+    return [make_burst(agent_id, f"subject-{k:02d}", origin=origin).id for k in range(first, first + n)]
+
+
+def previewed(desk, agent_id: str, query: str) -> dict[str, str]:
+    """What the preview's form carries to its POST: the count and the exact batch ids the reviewer saw."""
+    html = desk.get(bulk_url(agent_id) + "?" + query, headers=HTMX).content.decode()
+    form = {"expected": re.search(r'name="expected" value="(\d+)"', html).group(1)}
+    if ids := re.search(r'name="ids" value="([\d,]*)"', html):
+        form["ids"] = ids.group(1)
+    return form
 
 
 def test_bulk_preview_shows_the_count_a_sample_and_who_holds_what(desk, agent, ria):
@@ -287,6 +312,7 @@ def test_bulk_preview_shows_the_count_a_sample_and_who_holds_what(desk, agent, r
     sample = [int(i) for i in re.findall(r'<li data-batch="(\d+)">', html)]
     assert sample == [ids[0], ids[1], ids[3]] and mine.id not in sample
     assert 'name="expected" value="3"' in html and 'name="confirm"' not in html  # under the threshold
+    assert f'name="ids" value="{ids[0]},{ids[1]},{ids[3]}"' in html  # exactly what the POST may decide
     assert 'name="origin_class" value="channel"' in html
     full = desk.get(bulk_url(aid) + "?origin_class=channel&decision=reject")
     assert "<html" in full.content.decode() and "Bulk decision" in full.content.decode()
@@ -300,9 +326,10 @@ def test_bulk_reject_records_one_audit_entry_per_batch_and_leaves_claims_alone(d
         "decision": "reject",
         "reason": "poisoning",
         "note": "bot farm",
-        "expected": 3,
         "origin_class": "channel",
+        **previewed(desk, aid, "origin_class=channel&decision=reject"),
     }
+    assert post["expected"] == "3"
     response = desk.post(bulk_url(aid), post, headers=HTMX)
     assert response.status_code == 200
     html = response.content.decode()
@@ -328,7 +355,7 @@ def test_bulk_above_the_threshold_needs_the_count_typed(desk, agent):
     html = desk.get(bulk_url(aid) + "?decision=approve", headers=HTMX).content.decode()
     assert 'name="confirm"' in html and "Type <strong>11</strong> to confirm" in html
     assert len(re.findall(r'<li data-batch="\d+">', html)) == 5 and "…and 11 in all." in html
-    post = {"decision": "approve", "reason": "legitimate_update", "expected": 11}
+    post = {"decision": "approve", "reason": "legitimate_update", **previewed(desk, aid, "decision=approve")}
     for confirm in ("", "10", "eleven"):
         response = desk.post(bulk_url(aid), {**post, "confirm": confirm}, headers=HTMX)
         assert response.status_code == 422
@@ -362,9 +389,8 @@ def test_bulk_approve_leaves_high_impact_batches_for_one_by_one_review(desk, age
     assert 'data-count="2"' in html and f"#{risky.id}</a> supersedes 1" in html
     # a rejection is never high impact: it changes nothing agents read
     assert 'data-count="3"' in desk.get(bulk_url(aid) + "?decision=reject", headers=HTMX).content.decode()
-    response = desk.post(
-        bulk_url(aid), {"decision": "approve", "reason": "verified", "expected": 2}, headers=HTMX
-    )
+    post = {"decision": "approve", "reason": "verified", **previewed(desk, aid, "decision=approve")}
+    response = desk.post(bulk_url(aid), post, headers=HTMX)
     assert response.status_code == 200
     assert "Approved 2 batches. 1 that would supersede current facts left for one-by-one review." in (
         response.content.decode()
@@ -377,14 +403,80 @@ def test_bulk_approve_leaves_high_impact_batches_for_one_by_one_review(desk, age
 def test_bulk_refuses_when_the_matching_set_changed_since_the_preview(desk, agent):
     aid = agent.agent_id
     ids = bursts(aid, 2)
-    bursts(aid, 1, origin="channel:late")  # arrived after the reviewer looked at 2
-    response = desk.post(
-        bulk_url(aid), {"decision": "reject", "reason": "wrong", "expected": 2}, headers=HTMX
-    )
+    post = {"decision": "reject", "reason": "wrong", **previewed(desk, aid, "decision=reject")}
+    late = bursts(aid, 1, origin="channel:late", first=2)  # arrived after the reviewer looked at 2
+    response = desk.post(bulk_url(aid), post, headers=HTMX)
     assert response.status_code == 409
     html = response.content.decode()
     assert "changed (3 now, 2 when you looked)" in html and 'name="expected" value="3"' in html
+    assert {status_of(i) for i in ids + late} == {"pending"}
+
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_bulk_refuses_a_different_set_of_the_same_size_and_decides_only_what_was_previewed(
+    desk, agent, decision
+):
+    aid = agent.agent_id
+    seen = bursts(aid, 2)
+    post = {
+        "decision": decision,
+        "reason": "verified" if decision == "approve" else "wrong",
+        **previewed(desk, aid, f"decision={decision}"),
+    }
+    assert post["expected"] == "2"
+    # meanwhile: one of the two is rejected on its own and a new burst arrives, so the count is 2 again
+    engine.quarantine_reject(seen[0], actor="user:ria", reason="wrong")
+    unseen = bursts(aid, 1, origin="channel:late", first=2)
+    response = desk.post(bulk_url(aid), post, headers=HTMX)
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "still 2, but 1 new and 1 no longer matching. Nothing was decided" in html
+    assert {i: status_of(i) for i in seen + unseen} == {
+        seen[0]: "denied",
+        seen[1]: "pending",
+        unseen[0]: "pending",
+    }
+    assert not AuditEvent.objects.filter(actor="user:rex", action__startswith="quarantine_").exists()
+    # the refusal shows the new set, and confirming that one decides exactly it
+    assert f'name="ids" value="{seen[1]},{unseen[0]}"' in html and 'name="expected" value="2"' in html
+    response = desk.post(bulk_url(aid), {**post, "ids": f"{seen[1]},{unseen[0]}"}, headers=HTMX)
+    assert response.status_code == 200
+    done = "approved" if decision == "approve" else "denied"
+    assert {i: status_of(i) for i in seen + unseen} == {seen[0]: "denied", seen[1]: done, unseen[0]: done}
+
+
+def test_bulk_without_the_previewed_ids_or_with_forged_ones_decides_nothing(desk, agent):
+    aid = agent.agent_id
+    ids = bursts(aid, 2)
+    base = {"decision": "reject", "reason": "wrong", "expected": 2}
+    for ids_value in (None, "", f"{ids[0]}", f"{ids[0]},{ids[0] + 100}", f"{ids[1]},{ids[0]},{ids[0] + 100}"):
+        post = base if ids_value is None else {**base, "ids": ids_value}
+        assert desk.post(bulk_url(aid), post, headers=HTMX).status_code == 409
+    for bad in ("x", "1,,2", "-1", "1;2"):
+        assert desk.post(bulk_url(aid), {**base, "ids": bad}, headers=HTMX).status_code == 422
     assert {status_of(i) for i in ids} == {"pending"}
+    # the order and duplicates do not matter: it is the set that must match
+    response = desk.post(bulk_url(aid), {**base, "ids": f"{ids[1]},{ids[0]},{ids[1]}"}, headers=HTMX)
+    assert response.status_code == 200 and {status_of(i) for i in ids} == {"denied"}
+
+
+@pytest.mark.parametrize("decision", [None, "", "delete", "Approve", "approve "])
+def test_bulk_post_without_a_known_decision_is_a_form_error_not_a_reject(desk, agent, decision):
+    aid = agent.agent_id
+    ids = bursts(aid, 2)
+    post = {"reason": "wrong", **previewed(desk, aid, "decision=reject"), "q": "subject"}
+    if decision is not None:
+        post["decision"] = decision
+    for headers in (HTMX, {}):
+        response = desk.post(bulk_url(aid), post, headers=headers)
+        assert response.status_code == 422
+        html = response.content.decode()
+        assert "did not say which, so nothing was decided" in html
+        assert 'name="decision"' not in html  # no form that would decide anything
+        assert f'href="{bulk_url(aid)}?q=subject&amp;decision=approve"' in html
+        assert f'href="{bulk_url(aid)}?q=subject&amp;decision=reject"' in html
+    assert {status_of(i) for i in ids} == {"pending"}
+    assert not AuditEvent.objects.filter(action="quarantine_denied").exists()
 
 
 def test_bulk_needs_a_reason_and_a_plain_post_is_redirected_to_the_desk(desk, agent):
@@ -393,7 +485,13 @@ def test_bulk_needs_a_reason_and_a_plain_post_is_redirected_to_the_desk(desk, ag
     response = desk.post(bulk_url(aid), {"decision": "reject", "expected": 2}, headers=HTMX)
     assert response.status_code == 422 and "A reason is required." in response.content.decode()
     response = desk.post(
-        bulk_url(aid), {"decision": "reject", "reason": "wrong", "expected": 2, "q": "subject"}
+        bulk_url(aid),
+        {
+            "decision": "reject",
+            "reason": "wrong",
+            "q": "subject",
+            **previewed(desk, aid, "q=subject&decision=reject"),
+        },
     )
     assert response.status_code == 302 and response["Location"] == url(aid) + "?q=subject"
     assert {status_of(i) for i in ids} == {"denied"}

@@ -253,17 +253,58 @@ def test_undo_is_refused_while_a_newer_batch_of_the_same_burst_is_pending():
     assert ApprovalRequest.objects.get(id=request.id).status == "approved"
 
 
-def test_an_undo_leaves_writes_a_purge_retracted_meanwhile_alone():
+@pytest.mark.parametrize("decide", ["approve", "reject"])
+def test_an_undo_never_brings_back_what_an_origin_purge_retracted_after_the_decision(decide):
     request, results = held_batch()
     with at(0):
-        engine.quarantine_approve(request.id, actor="user:ann", reason="verified")
+        if decide == "approve":
+            engine.quarantine_approve(request.id, actor="user:ann", reason="verified")
+        else:
+            engine.quarantine_reject(request.id, actor="user:ann", reason="wrong")
+    decided = ApprovalRequest.objects.get()
     with at(3):
         engine.invalidate_by_origin(agent_id=A, origin=BAD, actor="user:ada")
-    with at(6):
+    purged = rows_state()
+    with at(6), pytest.raises(engine.UndoConflict) as err:
         engine.quarantine_undo(request_id=request.id, actor="user:ann")
+    assert err.value.code == "undo_conflict" and "user:ada purged the origin channel:telegram-666" in str(
+        err.value
+    )
+    # the decision stands and nothing moved: the purged writes stay retracted
+    after = ApprovalRequest.objects.get()
+    assert (after.status, after.decided_at, after.undo_until) == (
+        decided.status,
+        decided.decided_at,
+        decided.undo_until,
+    )
+    assert rows_state() == purged
     assert set(FactWrite.objects.filter(origin=BAD).values_list("state", flat=True)) == {"retracted"}
+    assert not AuditEvent.objects.filter(action="quarantine_undo").exists()
+    # so no later decision can make them searchable again
+    with at(8), pytest.raises(engine.AlreadyDecided):
+        engine.quarantine_approve(request.id, actor="user:ann", reason="verified")
     assert engine.search(agent_id=A, query="evil", limit=50, touch=False) == []
-    assert AuditEvent.objects.get(action="quarantine_undo").details["writes"] == 0
+
+
+def test_a_purge_that_did_not_cover_the_batch_leaves_the_undo_alone():
+    request, results = held_batch()
+    with at(0):
+        engine.quarantine_reject(request.id, actor="user:ann", reason="wrong")
+    with at(2):
+        write("mood", "fine", origin="channel:other", subject="bob")
+    with at(3):
+        # another origin, and this origin but only what it wrote after the batch
+        engine.invalidate_by_origin(agent_id=A, origin="channel:other", actor="user:ada")
+        engine.invalidate_by_origin(agent_id=A, origin=BAD, since=DECIDE, actor="user:ada")
+    with at(6):
+        undone = engine.quarantine_undo(request_id=request.id, actor="user:ann")
+    assert undone.status == "pending"
+    assert set(FactWrite.objects.filter(origin=BAD).values_list("state", flat=True)) == {"quarantined"}
+    # and a purge before the decision is no reason to refuse either
+    with at(10):
+        engine.quarantine_reject(request.id, actor="user:ann", reason="wrong")
+    with at(12):
+        assert engine.quarantine_undo(request_id=request.id, actor="user:ann").status == "pending"
 
 
 # --- bulk -----------------------------------------------------------------------------------------------
