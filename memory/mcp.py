@@ -636,9 +636,10 @@ async def wiki_search(
     limit: Annotated[int, Field(ge=1, le=100)] = 10,
 ) -> CallToolResult:
     """Search your wiki pages, ranked by relevance x (0.5 + trust) x a source factor, so curated pages come
-    before equally relevant auto pages. Needs memory:read. Returns {results: [{path, title, doc_type, summary,
-    trust, source_type, score, relevance, pointer_id, updated}], total}."""
-    return await _invoke(ctx, READ, _wiki_search, query=query, limit=limit)
+    before equally relevant auto pages. Needs admin (SPEC A3: a tool it does not list needs admin). Returns
+    {results: [{path, title, doc_type, summary, trust, source_type, score, relevance, pointer_id, updated}],
+    total}."""
+    return await _invoke(ctx, ADMIN, _wiki_search, query=query, limit=limit)
 
 
 def _invalidate_by_origin(p: engine.Principal, *, origin: str, since: str | None) -> dict[str, Any]:

@@ -55,3 +55,72 @@ def test_the_checker_sees_a_write():
         "Memory.objects.filter(id=1).update(content='x')\nFactWrite.objects.create()\nMemory(id=1)"
     )
     assert len(_writes(sample)) == 3
+
+
+# --- the engine's public surface -------------------------------------------------------------------------------
+
+ENGINE_DIR = ROOT / "memory" / "engine"
+PUBLIC_ENGINE_MODULES = {"types", "public"}  # what ``memory.engine`` re-exports from; the rest is private
+# Private imports outside memory/ that predate the rule, owned by the dashboard; to be replaced by names
+# re-exported from ``memory.engine`` (never add to this list).
+KNOWN_PRIVATE_IMPORTS = {
+    ("dashboard/templatetags/memdesk.py", "memory.engine.provenance"),
+    ("dashboard/selectors.py", "memory.engine.provenance"),
+    ("dashboard/forms.py", "memory.engine.guard"),
+    ("dashboard/forms.py", "memory.engine.tokens"),
+    ("dashboard/graph_views.py", "memory.engine.graph"),
+}
+
+
+def _engine_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, module) for each import of a ``memory.engine`` submodule, however it is spelled."""
+    submodules = {p.stem for p in ENGINE_DIR.glob("*.py") if p.stem != "__init__"}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.startswith("memory.engine.")]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.startswith("memory.engine."):
+                found.append((node.lineno, node.module))
+            elif node.module == "memory.engine":
+                found += [
+                    (node.lineno, f"memory.engine.{a.name}") for a in node.names if a.name in submodules
+                ]
+            elif node.module == "memory":
+                found += [(node.lineno, "memory.engine") for a in node.names if a.name == "engine"]
+    return found
+
+
+def _private(module: str) -> bool:
+    parts = module.split(".")
+    return len(parts) > 2 and parts[2] not in PUBLIC_ENGINE_MODULES
+
+
+def test_apps_outside_memory_use_only_the_engines_public_surface():
+    """Other apps (wiki, dashboard, config) import ``memory.engine`` and its types, never a private module such
+    as ``memory.engine.common``: what they need is re-exported (e.g. ``engine.audit_record``)."""
+    offenders = []
+    for path in ROOT.rglob("*.py"):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith((".venv/", "var/", "memory/", "tests/", "benchmarks/")):
+            continue
+        for line, module in _engine_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if _private(module) and (rel, module) not in KNOWN_PRIVATE_IMPORTS:
+                offenders.append(f"{rel}:{line}: {module}")
+    assert offenders == [], "private engine modules imported outside memory/:\n" + "\n".join(offenders)
+
+
+def test_the_import_checker_sees_every_spelling():
+    sample = ast.parse(
+        "from memory.engine import common as c\nfrom memory.engine.common import audit\n"
+        "import memory.engine.text\nfrom memory.engine import text, EngineError\n"
+        "from memory.engine.types import EngineError\nfrom memory import engine\n"
+    )
+    found = [m for _, m in _engine_imports(sample)]
+    assert [m for m in found if _private(m)] == [
+        "memory.engine.common",
+        "memory.engine.common",
+        "memory.engine.text",
+        "memory.engine.text",
+    ]
+    assert "memory.engine.types" in found and "memory.engine" in found

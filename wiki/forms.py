@@ -8,14 +8,16 @@ from typing import Any
 
 from django import forms
 
+from . import services
+
 MAX_QUERY_CHARS = 500
-MAX_REASON_CHARS = 2000
-MAX_TITLE_CHARS = 200
-MAX_SUMMARY_CHARS = 8 * 1024  # the services count bytes (8 KB)
-MAX_TEXT_CHARS = (
-    64 * 1024
-)  # SPEC W2: original text ≤ 64 KB (the services count bytes; this counts characters)
-MAX_TAGS = 20
+MAX_REASON_CHARS = services.MAX_REASON
+MAX_TITLE_CHARS = services.MAX_TITLE
+MAX_SUMMARY_CHARS = services.MAX_SUMMARY_BYTES  # the services count bytes (8 KB)
+# SPEC W2: original text ≤ 64 KB (the services count bytes; this counts characters)
+MAX_TEXT_CHARS = services.MAX_TEXT_BYTES
+MAX_TAGS = services.MAX_TAGS
+MAX_TAG_CHARS = services.MAX_TAG_CHARS
 
 DOC_TYPES = ("charter", "sop", "spec", "policy", "reference")
 DOC_TYPE_LABELS = {
@@ -100,11 +102,18 @@ class EditForm(forms.Form):
         label="Original text",
         widget=forms.Textarea,
     )
-    tags = forms.CharField(required=False, max_length=1000, strip=True, label="Tags (comma separated)")
+    tags = forms.CharField(
+        required=False,
+        max_length=MAX_TAGS * (MAX_TAG_CHARS + 2),
+        strip=True,
+        label="Tags (comma separated)",
+    )
     reason = ReasonField(label="Why this edit?", widget=forms.TextInput())
 
     def clean_tags(self) -> list[str]:
         tags = parse_tags(self.cleaned_data.get("tags") or "")
         if len(tags) > MAX_TAGS:
             raise forms.ValidationError(f"At most {MAX_TAGS} tags.")
+        if any(len(tag) > MAX_TAG_CHARS for tag in tags):
+            raise forms.ValidationError(f"Each tag has at most {MAX_TAG_CHARS} characters.")
         return tags

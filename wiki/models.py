@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from memory.engine import text as fts_text
+from memory import engine
 
 NAMESPACES = ("auto", "curated")
 DOC_TYPES = ("charter", "sop", "spec", "policy", "reference")
@@ -29,9 +29,9 @@ def field_terms(text: str) -> set[str]:
     """The searchable terms of a text, normalised like the memory FTS index (NFKC, lower case): its words, and
     for CJK runs their bigrams and single characters (so any one- or two-character substring is found)."""
     terms: set[str] = set()
-    for unit in fts_text.tokens(text):
+    for unit in engine.text_units(text):
         terms.update(unit)
-        if len(unit) > 1 or fts_text.CJK_RUN.fullmatch(unit[0]):
+        if len(unit) > 1 or engine.is_cjk_run(unit[0]):
             terms.update(ch for gram in unit for ch in gram)
     return terms
 

@@ -4,6 +4,10 @@ Two layers: markdown-it-py with raw HTML disabled (``<tag>`` in the source is sh
 validator refuses ``javascript:``/``vbscript:``/``file:``/``data:`` URLs), then nh3 (the Ammonia sanitiser)
 with an allow-list of tags and attributes and http/https/mailto links only, so no ``<script>``, no ``on*``
 attribute and no script URL can reach a curator's browser whatever the parser does.
+
+Images are rendered as links (``![chart](https://…/c.png)`` → a link "Image: chart"), and nh3 drops any
+``<img>``: an agent-written page must not make the curator's browser fetch a URL (a tracking pixel, a GET to
+an internal address) just by being opened; the curator follows the link if they want the picture.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import nh3
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
     ["table", "strikethrough"]
@@ -30,7 +35,6 @@ ALLOWED_TAGS = {
     "h5",
     "h6",
     "hr",
-    "img",
     "li",
     "ol",
     "p",
@@ -47,13 +51,24 @@ ALLOWED_TAGS = {
 }
 ALLOWED_ATTRIBUTES = {
     "a": {"href", "title"},
-    "img": {"src", "alt", "title"},
     "code": {"class"},
     "td": {"style"},
     "th": {"style"},
     "ol": {"start"},
 }
 URL_SCHEMES = {"http", "https", "mailto"}
+
+
+def _image_as_link(self, tokens, idx, options, env):  # type: ignore[no-untyped-def]
+    """markdown-it render rule: an image becomes a link to it (nothing is fetched on page load)."""
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    alt = self.renderInlineAsText(token.children or [], options, env).strip()
+    label = f"Image: {alt}" if alt else "Image"
+    return f'<a href="{escapeHtml(src)}">{escapeHtml(label)}</a>'
+
+
+_md.add_render_rule("image", _image_as_link)
 
 
 def sanitise(html: str) -> str:

@@ -49,11 +49,10 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Cast, Greatest
+from django.utils import timezone
 from django.utils.text import slugify
 
 from memory import engine
-from memory.engine import common as c
-from memory.engine import text as fts_text
 from memory.models import Memory
 
 from .models import DOC_TYPES, NAMESPACES, SOURCE_TYPES, WikiPage, WikiRevision
@@ -68,9 +67,13 @@ POINTER_ORIGIN = "channel"
 CURATION_ORIGIN = "operator:wiki-curation"
 REMOVED_EVENT = "auto_page_removed"
 DAILY_AUTO_PAGES = 20
+DAILY_PUBLISHED_REVISIONS = 100  # revisions an agent's publications may add per UTC day, new pages included
+PUBLISH_REASONS = ("published", "republished", "republished after removal")
 MAX_TITLE = 300
+MAX_TAGS = engine.MAX_TAGS
+MAX_TAG_CHARS = 100  # engine.check_tags
 MAX_SUMMARY_BYTES = 8 * 1024
-MAX_TEXT_BYTES = c.MAX_CONTENT_BYTES  # 64 KB
+MAX_TEXT_BYTES = engine.MAX_CONTENT_BYTES  # 64 KB
 MAX_REASON = 2000
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
@@ -133,7 +136,7 @@ def pointer_subject(doc_type: str, slug: str) -> str:
 
 
 def _check_title(title: Any) -> str:
-    value = c.check_text(title, field="title", required=True, limit=MAX_TITLE)
+    value = engine.check_text(title, field="title", required=True, limit=MAX_TITLE)
     assert value is not None
     if any(ord(ch) < 32 for ch in value):
         raise engine.InvalidArgument("title must be one line", field="title")
@@ -165,12 +168,36 @@ def _check_reason(reason: Any) -> str:
 
 
 def _check_page(page: Any) -> WikiPage:
+    """The page re-read inside the caller's transaction with its row locked (``SELECT … FOR UPDATE``), so a
+    curator's action and an agent's republication of the same page run one after the other and each sees
+    what the other committed (SQLite serialises every writer already)."""
     if not isinstance(page, WikiPage) or page.pk is None:
         raise engine.InvalidArgument("page must be a saved wiki page", field="page")
-    fresh = WikiPage.objects.filter(pk=page.pk).first()
+    fresh = WikiPage.objects.select_for_update().filter(pk=page.pk).first()
     if fresh is None:
         raise engine.NotFound("no wiki page with that id", field="page")
     return fresh
+
+
+def _audit(
+    *,
+    agent_id: str,
+    actor: str,
+    action: str,
+    subject: str | None = None,
+    memory_id: str | None = None,
+    reason: str = "",
+    **details: Any,
+) -> int:
+    return engine.audit_record(
+        agent_id=agent_id,
+        actor=actor,
+        action=action,
+        subject=subject,
+        memory_id=memory_id,
+        reason=reason,
+        details=details,
+    )
 
 
 def _scan(*, agent_id: str, actor: str, subject: str, title: str, summary: str, text: str) -> None:
@@ -178,7 +205,7 @@ def _scan(*, agent_id: str, actor: str, subject: str, title: str, summary: str, 
     result = engine.scan_injection("\n".join((title, summary, text)))
     if not result.blocked:
         return
-    c.audit(
+    _audit(
         agent_id=agent_id,
         actor=actor,
         action="prompt_injection",
@@ -227,7 +254,7 @@ def current_pointer(page: WikiPage) -> Memory | None:
         Memory.objects.filter(
             agent_id=page.agent_id, subject=page.pointer_subject, predicate=POINTER_PREDICATE
         )
-        .filter(c.current_q(c.now()))
+        .filter(engine.belief_current_q())
         .first()
     )
 
@@ -337,13 +364,13 @@ def publish_auto_result(
     Trust and source_type are not parameters: callers cannot set them. The page is injection-scanned (blocked
     → ``prompt_injection`` error, audited, nothing written); a new page counts against 20 auto pages per agent
     per UTC day (``rate_limited`` after); the same slug again adds a revision instead of a second page."""
-    agent_id = c.check_agent_id(agent_id)
-    actor = c.check_actor(actor)
+    agent_id = engine.check_agent_id(agent_id)
+    actor = engine.check_actor(actor)
     doc = normalise_doc_type(doc_type)
     title = _check_title(title)
     summary = _check_body(summary, field="summary", limit=MAX_SUMMARY_BYTES)
     text = _check_body(original_text, field="original_text", limit=MAX_TEXT_BYTES)
-    tag_list = c.check_tags(tags)
+    tag_list = engine.check_tags(tags)
     the_slug = make_slug(doc_type=doc, title=title, slug=slug)
     subject = pointer_subject(doc, the_slug)
     # Outside the write transaction: the audit event of a dropped page must survive the refusal.
@@ -366,7 +393,21 @@ def _utc_midnight(t: datetime) -> datetime:
     return t.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-@c.write_transaction
+def _check_daily_revisions(agent_id: str, t: datetime) -> None:
+    """At most DAILY_PUBLISHED_REVISIONS revisions from an agent's publications per UTC day (new pages and
+    republications alike; an unchanged republication adds none). Called under the publish lock."""
+    added = WikiRevision.objects.filter(
+        page__agent_id=agent_id, created_at__gte=_utc_midnight(t), reason__in=PUBLISH_REASONS
+    ).count()
+    if added >= DAILY_PUBLISHED_REVISIONS:
+        raise engine.RateLimited(
+            f"at most {DAILY_PUBLISHED_REVISIONS} page revisions from publishing per agent per UTC day; "
+            "try again tomorrow",
+            limit=DAILY_PUBLISHED_REVISIONS,
+        )
+
+
+@engine.write_transaction
 def _publish(
     *,
     agent_id: str,
@@ -379,9 +420,11 @@ def _publish(
     tags: list[str],
     actor: str,
 ) -> PublishResult:
-    c.lock_key(agent_id, "wiki:pages", "publish")  # serialise one agent's publishers (the daily count)
-    t = c.now()
-    page = WikiPage.objects.filter(agent_id=agent_id, pointer_subject=subject).first()
+    engine.lock_key(agent_id, "wiki:pages", "publish")  # serialise one agent's publishers (the daily count)
+    t = timezone.now()
+    # the page row is locked like the curator's actions lock it (_check_page): a promotion or revision of the
+    # page in flight commits first, and this publication sees it
+    page = WikiPage.objects.select_for_update().filter(agent_id=agent_id, pointer_subject=subject).first()
     if page is None:
         made_today = WikiPage.objects.filter(agent_id=agent_id, created__gte=_utc_midnight(t)).count()
         if made_today >= DAILY_AUTO_PAGES:
@@ -390,6 +433,7 @@ def _publish(
                 "slug is still possible",
                 limit=DAILY_AUTO_PAGES,
             )
+        _check_daily_revisions(agent_id, t)
         page = WikiPage.objects.create(
             agent_id=agent_id,
             namespace="auto",
@@ -414,10 +458,11 @@ def _publish(
         last = latest_revision(page)
         if last is not None and _same_content(last, title, summary, text, tags):
             return PublishResult(page, last.number, "unchanged", page.pointer_id)
+        _check_daily_revisions(agent_id, t)
         rev = _add_revision(
             page, title=title, summary=summary, text=text, tags=tags, actor=actor, reason="republished", at=t
         )
-        c.audit(
+        _audit(
             agent_id=agent_id,
             actor=actor,
             action="wiki_propose",
@@ -432,13 +477,17 @@ def _publish(
         last = latest_revision(page)
         if not page.removed and last is not None and _same_content(page, title, summary, text, tags):
             return PublishResult(page, last.number, "unchanged", page.pointer_id)
+        _check_daily_revisions(agent_id, t)
         reason = "republished after removal" if page.removed else "republished"
         page.title, page.summary, page.original_text, page.tags, page.updated = title, summary, text, tags, t
+        changed = ["title", "summary", "original_text", "tags", "updated"]
         if page.removed:  # a removed page comes back as a new, unchecked auto page, even if it was curated
             page.namespace, page.trust, page.source_type = "auto", AUTO_TRUST, AUTO_SOURCE_TYPE
             page.author, page.last_verified = AUTO_AUTHOR, None
-        page.removed_at, page.removed_reason = None, ""
-        page.save()
+            page.removed_at, page.removed_reason = None, ""
+            changed += ["namespace", "trust", "source_type", "author", "last_verified", "removed_at"]
+            changed.append("removed_reason")
+        page.save(update_fields=changed)
         rev = _add_revision(
             page, title=title, summary=summary, text=text, tags=tags, actor=actor, reason=reason, at=t
         )
@@ -450,7 +499,7 @@ def _publish(
         outcome = "quarantined"
     page.pointer_id = stored.id
     page.save(update_fields=["pointer_id"])
-    c.audit(
+    _audit(
         agent_id=agent_id,
         actor=actor,
         action="wiki_publish",
@@ -468,7 +517,7 @@ def _publish(
 # --- W5: curation -----------------------------------------------------------------------------------------
 
 
-@c.write_transaction
+@engine.write_transaction
 def revise(
     *,
     page: WikiPage,
@@ -482,7 +531,7 @@ def revise(
     """A curator's edit (e.g. before promoting): a new revision that becomes the page's text. On a curated page
     the curator's edit is accepted at once. A changed title re-points the pointer row (same trust)."""
     page = _check_page(page)
-    actor = c.check_actor(actor)
+    actor = engine.check_actor(actor)
     reason = _check_reason(reason)
     if page.removed:
         raise PageRemoved("this page was removed; it cannot be revised", field="page")
@@ -495,7 +544,7 @@ def revise(
         if original_text is None
         else _check_body(original_text, field="original_text", limit=MAX_TEXT_BYTES)
     )
-    new_tags = list(page.tags or []) if tags is None else c.check_tags(tags)
+    new_tags = list(page.tags or []) if tags is None else engine.check_tags(tags)
     last = latest_revision(page)
     if (
         last is not None
@@ -503,7 +552,7 @@ def revise(
         and _same_content(page, new_title, new_summary, new_text, new_tags)
     ):
         raise engine.InvalidArgument("nothing changed", field="original_text")
-    t = c.now()
+    t = timezone.now()
     title_changed = new_title != page.title
     page.title, page.summary, page.original_text, page.tags, page.updated = (
         new_title,
@@ -513,9 +562,11 @@ def revise(
         t,
     )
     curated = page.namespace == "curated"
+    changed = ["title", "summary", "original_text", "tags", "updated"]
     if curated:
         page.last_verified = t
-    page.save()
+        changed.append("last_verified")
+    page.save(update_fields=changed)
     rev = _add_revision(
         page,
         title=new_title,
@@ -531,7 +582,7 @@ def revise(
         stored = _write_pointer(page, actor=actor, curated=curated, protect=False)
         page.pointer_id = stored.id
         page.save(update_fields=["pointer_id"])
-    c.audit(
+    _audit(
         agent_id=page.agent_id,
         actor=actor,
         action="wiki_revise",
@@ -544,12 +595,12 @@ def revise(
     return rev
 
 
-@c.write_transaction
+@engine.write_transaction
 def promote(*, page: WikiPage, actor: str, reason: str) -> WikiPage:
     """A curator's promotion (SPEC W5): ``curated/<doc_type>/<slug>``, trust 0.800, ``user_statement``, the
     latest revision accepted, and a new pointer value at trust 0.8 (the auto one is superseded, not copied)."""
     page = _check_page(page)
-    actor = c.check_actor(actor)
+    actor = engine.check_actor(actor)
     reason = _check_reason(reason)
     if page.removed:
         raise PageRemoved("this page was removed; it cannot be promoted", field="page")
@@ -559,7 +610,7 @@ def promote(*, page: WikiPage, actor: str, reason: str) -> WikiPage:
         agent_id=page.agent_id, namespace="curated", doc_type=page.doc_type, slug=page.slug
     ).exists():
         raise PathTaken(f"curated/{page.doc_type}/{page.slug} is another page already", field="page")
-    t = c.now()
+    t = timezone.now()
     before = page.path
     last = latest_revision(page)
     if last is not None and not _same_content(last, page.title, page.summary, page.original_text, page.tags):
@@ -581,11 +632,11 @@ def promote(*, page: WikiPage, actor: str, reason: str) -> WikiPage:
     page.source_type = CURATED_SOURCE_TYPE
     page.last_verified = t
     page.updated = t
-    page.save()
+    page.save(update_fields=["namespace", "trust", "source_type", "last_verified", "updated"])
     stored = _write_pointer(page, actor=actor, curated=True, protect=False)
     page.pointer_id = stored.id
     page.save(update_fields=["pointer_id"])
-    c.audit(
+    _audit(
         agent_id=page.agent_id,
         actor=actor,
         action="wiki_promote",
@@ -600,22 +651,22 @@ def promote(*, page: WikiPage, actor: str, reason: str) -> WikiPage:
     return page
 
 
-@c.write_transaction
+@engine.write_transaction
 def remove(*, page: WikiPage, actor: str, reason: str) -> WikiPage:
     """End the page's pointer with ``expire_by_subject(wiki:auto/…, "auto_page_removed")`` (never an origin
     purge: the agent's other channel memories stay) and mark the page removed; its revisions stay."""
     page = _check_page(page)
-    actor = c.check_actor(actor)
+    actor = engine.check_actor(actor)
     reason = _check_reason(reason)
     if page.removed:
         raise PageRemoved("this page was removed already", field="page")
     expired = engine.expire_by_subject(
         agent_id=page.agent_id, subject=page.pointer_subject, reason=REMOVED_EVENT, actor=actor
     )
-    t = c.now()
+    t = timezone.now()
     page.removed_at, page.removed_reason, page.updated = t, reason, t
     page.save(update_fields=["removed_at", "removed_reason", "updated"])
-    c.audit(
+    _audit(
         agent_id=page.agent_id,
         actor=actor,
         action="wiki_remove",
@@ -683,7 +734,7 @@ def list_pages(
     if age_days is not None:
         if isinstance(age_days, bool) or not isinstance(age_days, int) or age_days < 0:
             raise engine.InvalidArgument("age_days must be a non-negative number of days", field="age_days")
-        qs = qs.filter(updated__gte=c.now() - timedelta(days=age_days))
+        qs = qs.filter(updated__gte=timezone.now() - timedelta(days=age_days))
     if status == "live":
         qs = qs.filter(removed_at__isnull=True)
     elif status == "removed":
@@ -778,17 +829,17 @@ def search(*, agent_id: str, query: str, limit: int = 10) -> list[WikiHit]:
     """The agent's live pages ranked by SPEC W4, best first, computed in one SQL statement over the pages'
     search documents. Pages whose pointer row is not current (quarantined by the burst guard, retracted by an
     origin purge, removed) are left out."""
-    agent_id = c.check_agent_id(agent_id)
+    agent_id = engine.check_agent_id(agent_id)
     if not isinstance(query, str):
         raise engine.InvalidArgument("query must be a string", field="query")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
         raise engine.InvalidArgument("limit must be between 1 and 100", field="limit")
-    units = fts_text._query_units(query)
+    units = engine.query_units(query)
     if not units:
         return []
     pointer = Memory.objects.filter(
         agent_id=OuterRef("agent_id"), subject=OuterRef("pointer_subject"), predicate=POINTER_PREDICATE
-    ).filter(c.current_q(c.now()))
+    ).filter(engine.belief_current_q())
     trust = Cast("trust", FloatField())
     rows = (
         WikiPage.objects.filter(agent_id=agent_id, removed_at__isnull=True)
@@ -913,7 +964,7 @@ def _file_time(relpath: str, data: dict[str, Any], key: str, *, required: bool) 
     if isinstance(value, datetime):
         value = value.isoformat()
     try:
-        parsed = c.parse_time(value, field=key)
+        parsed = engine.parse_time(value, field=key)
     except engine.EngineError as exc:
         raise _bad(relpath, f"{key}: {exc.message}") from None
     if parsed is None:
@@ -956,7 +1007,7 @@ def parse_page_file(relpath: str, raw: bytes) -> ParsedPage:
         raise _bad(relpath, f"unknown frontmatter keys: {', '.join(unknown)}")
     try:
         title = _check_title(data["title"] if isinstance(data["title"], str) else None)
-        tags = c.check_tags(data["tags"])
+        tags = engine.check_tags(data["tags"])
     except engine.EngineError as exc:
         raise _bad(relpath, exc.message) from None
     author = data["author"]
@@ -1043,8 +1094,8 @@ def _pointer_matches(page: WikiPage) -> bool:
 def import_pages(*, agent_id: str, pages: list[ParsedPage], actor: str = IMPORT_ACTOR) -> ImportReport:
     """Create or update the agent's pages from parsed files, all or nothing; a page already as in its file is
     left alone, so importing the same folder twice changes nothing. Files are scanned for prompt injection."""
-    agent_id = c.check_agent_id(agent_id)
-    actor = c.check_actor(actor)
+    agent_id = engine.check_agent_id(agent_id)
+    actor = engine.check_actor(actor)
     seen: dict[str, str] = {}
     for p in pages:
         if p.subject in seen:
@@ -1056,15 +1107,17 @@ def import_pages(*, agent_id: str, pages: list[ParsedPage], actor: str = IMPORT_
     return _import(agent_id=agent_id, pages=pages, actor=actor)
 
 
-@c.write_transaction
+@engine.write_transaction
 def _import(*, agent_id: str, pages: list[ParsedPage], actor: str) -> ImportReport:
     created: list[str] = []
     updated: list[str] = []
     unchanged: list[str] = []
-    t = c.now()
+    t = timezone.now()
     for p in sorted(pages, key=lambda x: x.relpath):
         values = _page_values(p)
-        page = WikiPage.objects.filter(agent_id=agent_id, pointer_subject=p.subject).first()
+        page = (
+            WikiPage.objects.select_for_update().filter(agent_id=agent_id, pointer_subject=p.subject).first()
+        )
         if page is None:
             page = WikiPage.objects.create(
                 agent_id=agent_id, doc_type=p.doc_type, slug=p.slug, pointer_subject=p.subject, **values
@@ -1099,7 +1152,7 @@ def _import(*, agent_id: str, pages: list[ParsedPage], actor: str) -> ImportRepo
             page.save(update_fields=["pointer_id"])
         bucket.append(p.relpath)
     if created or updated:
-        c.audit(
+        _audit(
             agent_id=agent_id,
             actor=actor,
             action="wiki_import",

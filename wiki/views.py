@@ -8,6 +8,7 @@ Any member of the agent's team reads; only curators see the action forms, and th
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -33,6 +34,7 @@ from .models import WikiPage, WikiRevision
 from .render import render_markdown
 
 PAGE_SIZE = 25
+REVISION_NUMBER = re.compile(r"[0-9]{1,9}")
 SEARCH_LIMIT = 100
 ERROR_STATUS = {
     "invalid_argument": 422,
@@ -195,7 +197,8 @@ def page_detail(request: HtmxHttpRequest, agent_id: str, page_id: int) -> HttpRe
     access = agent_access(request.user, agent_id)
     page = _page_or_404(access.agent.agent_id, page_id)
     start = request.GET.get("from", "")
-    context = page_context(access, page, start_from=int(start) if start.isdigit() else None)
+    # ASCII digits only, at most 9: str.isdigit() accepts "²" (int() refuses it) and int() refuses > 4300 digits
+    context = page_context(access, page, start_from=int(start) if REVISION_NUMBER.fullmatch(start) else None)
     return render_page(request, "wiki/page.html", context, fragment="wiki-page")
 
 

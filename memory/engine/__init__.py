@@ -44,6 +44,22 @@ from .guard import (
 from .guard import sweep as quarantine_sweep
 from .importer import InvalidImportFile, LegacyImportResult, import_legacy
 from .injection import ScanResult, scan_fact, scan_injection
+from .public import (
+    MAX_CONTENT_BYTES,
+    MAX_TAGS,
+    audit_record,
+    belief_current_q,
+    check_actor,
+    check_agent_id,
+    check_tags,
+    check_text,
+    is_cjk_run,
+    lock_key,
+    parse_time,
+    query_units,
+    text_units,
+    write_transaction,
+)
 from .purge import expire_by_subject, invalidate_by_origin
 from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_context, render_block
 from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer, summarize
@@ -147,6 +163,20 @@ __all__ = [
     "StoreResult",
     "TooManyIds",
     "expire_by_subject",
+    "MAX_CONTENT_BYTES",
+    "MAX_TAGS",
+    "audit_record",
+    "belief_current_q",
+    "check_actor",
+    "check_agent_id",
+    "check_tags",
+    "check_text",
+    "is_cjk_run",
+    "lock_key",
+    "parse_time",
+    "query_units",
+    "text_units",
+    "write_transaction",
     "get_at",
     "get_by_ids",
     "get_history",

@@ -17,6 +17,7 @@ TOKENS: dict[str, tuple[str, str, bool]] = {
     "b_rw": ("agent-b", "memory:read,memory:write", False),
     "q_write": ("agent-q", "memory:write", False),  # the daily-limit agent; write scope only
     "adm": ("agent-adm", "admin", False),
+    "a_adm": ("agent-a", "admin", False),  # wiki_search needs admin (SPEC A3)
     "r_rw": ("agent-r", "memory:read,memory:write", False),  # revoked by a test
     "x_ext": ("agent-x", "memory:read,memory:write", True),
     "a_ext": ("agent-a", "memory:read,memory:write", True),  # an external source writing into agent-a

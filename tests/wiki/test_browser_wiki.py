@@ -4,8 +4,8 @@ One uvicorn child serves ``config.asgi`` (the dashboard and ``/mcp``) on a tempo
 publishes an SOP over MCP (``wiki_publish_auto``, the official client), plus an equally relevant reference page
 and a charter; the SOP is under ``auto/`` at trust 0.300 with one pointer row. Debian's Chromium signs in as a
 curator, filters the browser to SOPs, opens the page, reads the diff, edits the text, then promotes it with a
-reason (HTMX swaps, no reload). The agent's ``wiki_search`` now ranks the SOP above the equally relevant
-reference page. The curator removes the reference page; the agent's other channel memories are untouched.
+reason (HTMX swaps, no reload). ``wiki_search`` (an admin token of the same agent: SPEC A3 leaves the tool to
+admin) now ranks the SOP above the equally relevant reference page. The curator removes the reference page; the agent's other channel memories are untouched.
 
 Provisioning runs in a child process: ``python -m tests.wiki.test_browser_wiki`` (the ``__main__`` block).
 """
@@ -71,6 +71,9 @@ def provision() -> dict:
     token, secret = engine.token_create(
         agent_id=AGENT, scopes=["memory:read", "memory:write"], name="agent", actor="user:ada"
     )
+    admin, admin_secret = engine.token_create(
+        agent_id=AGENT, scopes=["admin"], name="search", actor="user:ada"
+    )  # wiki_search needs admin (SPEC A3 does not list it)
     channel = [
         engine.store(agent_id=AGENT, content="The customer asked about a refund for order 1182", origin="channel").id,
         engine.store_temporal(
@@ -78,7 +81,11 @@ def provision() -> dict:
             origin="channel",
         ).id,
     ]  # fmt: skip
-    return {"tokens": {"agent": {"id": token.id, "agent": AGENT, "secret": secret}}, "channel": channel}
+    tokens = {
+        "agent": {"id": token.id, "agent": AGENT, "secret": secret},
+        "admin": {"id": admin.id, "agent": AGENT, "secret": admin_secret},
+    }
+    return {"tokens": tokens, "channel": channel}
 
 
 @pytest.fixture
@@ -145,7 +152,7 @@ def test_agent_publishes_curator_promotes_and_removes(server):
     ref = publish(harness, "reference", "refund-escalation-notes")
     charter = publish(harness, "charter", "support-team", title="Support team charter",
                       summary="Who we serve.", original_text="Answer every paying customer within a day.")  # fmt: skip
-    before = harness.ok("agent", "wiki_search", {"query": QUERY})["results"]
+    before = harness.ok("admin", "wiki_search", {"query": QUERY})["results"]
     assert {r["path"] for r in before[:2]} == {sop["path"], ref["path"]}
     assert before[0]["score"] == pytest.approx(before[1]["score"])  # equally relevant, equally trusted
     sop_id, ref_id = page_id(harness, sop["path"]), page_id(harness, ref["path"])
@@ -250,7 +257,7 @@ def test_agent_publishes_curator_promotes_and_removes(server):
     assert errors == []
 
     # The agent's wiki search now ranks the curated SOP first; the removed page is gone
-    after = harness.ok("agent", "wiki_search", {"query": QUERY})["results"]
+    after = harness.ok("admin", "wiki_search", {"query": QUERY})["results"]
     assert after[0]["path"] == "curated/sop/refund-escalation"
     assert (f"{after[0]['trust']:.3f}", after[0]["source_type"]) == ("0.800", "user_statement")
     assert ref["path"] not in {r["path"] for r in after}
