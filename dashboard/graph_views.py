@@ -23,17 +23,20 @@ from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import trigger_client_event
 
 from memory import engine
+from memory.engine.graph import MAX_ENTITY_CHARS
 from memory.models import Role
 
 from . import selectors
 from .access import AgentAccess, agent_access, login_required
 from .views import HtmxHttpRequest, actor_of, render_page, wants_fragment
 
-MAX_ENTITY_CHARS = 512
+# An entity's name (a node id) can be longer than the text it was stored as (NFKC lengthens some characters):
+# the entity fields take what the engine looks up; a predicate and the merge form's names take what a row stores.
+MAX_TEXT_CHARS = 512
 LIMIT_CHOICES = (100, 300, 1000)
 DEFAULT_LIMIT = 300
 FACTS_LIMIT = 50
-ERROR_STATUS = {"invalid_argument": 422, "not_found": 404, "already_retracted": 409}
+ERROR_STATUS = {"invalid_argument": 422, "not_found": 404, "already_retracted": 409, "too_many_aliases": 422}
 # Edge colours by origin trust; the legend on the page names the same bands.
 TRUST_BANDS = (
     (0.8, "high", "#1f7a3d"),
@@ -62,7 +65,7 @@ class GraphFilterForm(forms.Form):
     depth = forms.TypedChoiceField(
         required=False, choices=[(1, "1 hop"), (2, "2 hops")], coerce=int, empty_value=1, label="Depth"
     )
-    predicate = forms.CharField(required=False, max_length=MAX_ENTITY_CHARS, strip=True, label="Predicate")
+    predicate = forms.CharField(required=False, max_length=MAX_TEXT_CHARS, strip=True, label="Predicate")
     min_trust = forms.FloatField(required=False, min_value=0.0, max_value=1.0, label="Minimum trust")
     limit = forms.TypedChoiceField(
         required=False,
@@ -94,13 +97,13 @@ class EntityForm(forms.Form):
 
 class MergeForm(forms.Form):
     canonical = forms.CharField(
-        max_length=MAX_ENTITY_CHARS,
+        max_length=MAX_TEXT_CHARS,
         strip=True,
         label="Keep (canonical name)",
         error_messages={"required": "Name the entity to keep."},
     )
     alias = forms.CharField(
-        max_length=MAX_ENTITY_CHARS,
+        max_length=MAX_TEXT_CHARS,
         strip=True,
         label="Merge in (another name for it)",
         error_messages={"required": "Name the surface form to merge in."},
@@ -203,11 +206,18 @@ def entity_context(access: AgentAccess, name: str) -> dict[str, Any]:
     """A node's panel: its canonical name, other names, and current facts (quarantined ones flagged)."""
     aid = access.agent.agent_id
     canonical = engine.resolve_entity(agent_id=aid, name=name)
-    facts = engine.entity_facts(agent_id=aid, entity=canonical, limit=FACTS_LIMIT, include_quarantined=True)
+    error = ""
+    try:
+        facts = engine.entity_facts(
+            agent_id=aid, entity=canonical, limit=FACTS_LIMIT, include_quarantined=True
+        )
+    except engine.EngineError as exc:  # never a 500 from a name: say why inline
+        facts, error = [], f"This entity’s facts cannot be listed: {exc.message}."
     aliases = [a.alias for a in engine.alias_list(agent_id=aid) if a.canonical == canonical]
     return {
         "entity": canonical,
         "asked": name,
+        "entity_error": error,
         "facts": facts,
         "facts_capped": len(facts) >= FACTS_LIMIT,
         "aliases": aliases,
@@ -453,7 +463,10 @@ def graph_retract(request: HtmxHttpRequest, agent_id: str, memory_id: str) -> Ht
     else:
         context = graph_page_context(request, access)
         context.update(entity_context(access, record.subject or ""), panel="entity")
-        context.update(retract_error=error, retract_id=record.id, retract_form=form)
+        # the fact may not be listed (already retracted, or the panel could not list facts): say it above them
+        listed = any(m.id == record.id for m in context["facts"])
+        context.update(retract_error=error, retract_id=record.id, retract_form=form, retract_record=record)
+        context.update(retract_unlisted=not listed)
         response = render(request, "dashboard/graph.html", context, status=status)
     return _respond(request, response)
 

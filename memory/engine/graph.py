@@ -111,14 +111,34 @@ def normalize_entity(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
-def _check_name(value: Any, *, field: str) -> str:
+# NFKC can lengthen a name: one character becomes up to 18 (U+FDFA; a test pins the bound). A stored subject or
+# object has at most MAX_TRIPLE_PART characters, so its entity name has at most MAX_ENTITY_CHARS: lookups accept
+# that many (a node of the graph is always addressable); an alias is stored in a MAX_TRIPLE_PART column.
+NFKC_MAX_EXPANSION = 18
+MAX_ENTITY_CHARS = c.MAX_TRIPLE_PART * NFKC_MAX_EXPANSION
+MAX_ALIASES = 5_000  # per agent
+
+
+def _check_name(value: Any, *, field: str, limit: int = MAX_ENTITY_CHARS) -> str:
+    """``value`` normalised. Its length is checked before normalising (bounded work; NFKC can lengthen it)."""
     if not isinstance(value, str):
         raise InvalidArgument(f"{field} must be a string", field=field)
+    if "\x00" in value or len(value.strip()) > limit:
+        raise InvalidArgument(f"{field} must be at most {limit} characters", field=field)
     name = normalize_entity(value)
     if not name:
         raise InvalidArgument(f"{field} must not be empty", field=field)
-    if "\x00" in name or len(name) > c.MAX_TRIPLE_PART:
-        raise InvalidArgument(f"{field} must be at most {c.MAX_TRIPLE_PART} characters", field=field)
+    return name
+
+
+def _check_alias_name(value: Any, *, field: str) -> str:
+    name = _check_name(value, field=field, limit=c.MAX_TRIPLE_PART)
+    if len(name) > c.MAX_TRIPLE_PART:
+        raise InvalidArgument(
+            f"{field} is {len(name)} characters once normalised; an alias side can have at most "
+            f"{c.MAX_TRIPLE_PART}",
+            field=field,
+        )
     return name
 
 
@@ -141,8 +161,8 @@ def alias_add(*, agent_id: str, canonical: str, alias: str, actor: str = "system
     ``alias`` are re-pointed at the new canonical. Upsert on (agent, alias). Audited; bumps the generation.
     """
     agent_id = c.check_agent_id(agent_id)
-    requested = _check_name(canonical, field="canonical")
-    name = _check_name(alias, field="alias")
+    requested = _check_alias_name(canonical, field="canonical")
+    name = _check_alias_name(alias, field="alias")
     actor = c.check_actor(actor)
     if requested == name:
         raise InvalidArgument("an entity cannot be an alias of itself", field="alias")
@@ -158,6 +178,13 @@ def alias_add(*, agent_id: str, canonical: str, alias: str, actor: str = "system
     previous = aliases.get(name)
     if previous == target:
         return AliasResult(canonical=target, alias=name, created=False, flattened=0)
+    if previous is None and len(aliases) >= MAX_ALIASES:
+        raise EngineError(
+            f"this agent already has {len(aliases)} aliases, the most allowed is {MAX_ALIASES}",
+            code="too_many_aliases",
+            field="alias",
+            limit=MAX_ALIASES,
+        )
     flattened = EntityAlias.objects.filter(agent_id=agent_id, canonical=name).update(
         canonical=target, updated_at=t
     )
@@ -254,8 +281,8 @@ def _facts_touching(
 def alias_preview(*, agent_id: str, canonical: str, alias: str, limit: int = 200) -> AliasPreview:
     """What ``alias_add(canonical, alias)`` would change, without changing anything."""
     agent_id = c.check_agent_id(agent_id)
-    requested = _check_name(canonical, field="canonical")
-    name = _check_name(alias, field="alias")
+    requested = _check_alias_name(canonical, field="canonical")
+    name = _check_alias_name(alias, field="alias")
     aliases = _alias_map(agent_id)
     target = aliases.get(requested, requested)
     conflicts: list[str] = []
@@ -450,9 +477,11 @@ def retract_fact(*, agent_id: str, memory_id: str, reason: str, actor: str) -> M
     row = Memory.objects.filter(id=memory_id).first()
     if row is None or row.agent_id != agent_id or not row.subject or not row.predicate:
         raise NotFound("no fact with that id", field="memory_id")
+    # lock the key first, then re-read: a concurrent retract that committed meanwhile is seen here
+    c.lock_key(agent_id, row.subject, row.predicate)
+    row.refresh_from_db()  # memory rows are never deleted
     if row.invalidated_by_event in RETRACT_EVENTS:
         raise EngineError("this fact is already retracted", code="already_retracted", field="memory_id")
-    c.lock_key(agent_id, row.subject, row.predicate)
     t = c.now()
     primary = (row.metadata or {}).get(CONTINUATION_KEY) or row.id
     before = set(

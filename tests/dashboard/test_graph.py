@@ -7,6 +7,7 @@ import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from django.conf import settings
@@ -549,3 +550,60 @@ def test_merge_without_javascript_previews_on_the_page_and_refuses_unacknowledge
     assert refused.status_code == 409
     assert "<html" in refused.content.decode() and 'id="merge-conflicts"' in refused.content.decode()
     assert {x.alias: x.canonical for x in engine.alias_list(agent_id=a)} == {"zhixu": "priya raman"}
+
+
+# --- names NFKC lengthens (U+FDFA is one character typed, 18 once normalised) -------------------------------
+
+LONG = "\ufdfa"
+
+
+def entity_url(agent_id: str, name: str) -> str:
+    return url(agent_id, "graph_entity") + "?" + urlencode({"name": name})
+
+
+def test_a_name_nfkc_lengthens_opens_its_panel_by_name_and_by_node(client, viewer, agent):
+    a = agent.agent_id
+    typed = LONG * 30  # 30 characters typed, 540 once normalised: longer than a stored name
+    mid = fact(a, typed, "blesses", "the meeting")
+    login(client, viewer)
+    panel = client.get(entity_url(a, typed), **HTMX)
+    assert panel.status_code == 200 and f'id="fact-{mid}"' in panel.content.decode()
+    page = client.get(url(a) + "?" + urlencode({"node": typed}))
+    assert page.status_code == 200 and f'id="fact-{mid}"' in page.content.decode()
+    # a click on the node sends its id, the normalised name: it opens the same panel (HTMX and without)
+    node = next(n["id"] for n in network(client.get(url(a)))["nodes"] if n["id"] != "the meeting")
+    assert len(node) == 540
+    clicked = client.get(entity_url(a, node), **HTMX)
+    assert clicked.status_code == 200 and f'id="fact-{mid}"' in clicked.content.decode()
+    no_js = client.get(url(a) + "?" + urlencode({"node": node}))
+    assert no_js.status_code == 200 and f'id="fact-{mid}"' in no_js.content.decode()
+    # the longest name a stored subject can normalise to still opens a panel
+    widest = client.get(entity_url(a, engine.normalize_entity(LONG * 512)), **HTMX)
+    assert widest.status_code == 200 and 'id="entity-no-facts"' in widest.content.decode()
+
+
+def test_retracting_a_fact_whose_subject_nfkc_lengthens_without_htmx(client, curator, agent):
+    a = agent.agent_id
+    mid = fact(a, LONG * 30, "blesses", "the meeting")
+    login(client, curator)
+    done = client.post(url(a, "graph_retract", mid), {"reason": "wrong"}, follow=True)
+    assert done.status_code == 200 and "Retracted: " in done.content.decode()
+    assert 'id="entity-panel"' in done.content.decode()  # back on the subject's panel
+    again = client.post(url(a, "graph_retract", mid), {"reason": "wrong"})
+    assert again.status_code == 409 and 'id="retract-error"' in again.content.decode()
+    assert "this fact is already retracted" in again.content.decode()
+
+
+def test_a_panel_the_engine_refuses_says_why_inline(client, curator, agent):
+    """A row from before today's checks (its subject is blank once trimmed: imported or legacy data) cannot be
+    looked up by name: the page says so beside the fact instead of failing."""
+    from memory.models import Memory
+
+    a = agent.agent_id
+    mid = fact(a, "placeholder", "blesses", "the meeting")
+    Memory.objects.filter(id=mid).update(subject="   ")
+    login(client, curator)
+    refused = client.post(url(a, "graph_retract", mid), {"reason": ""})  # the form's error re-opens the panel
+    html = refused.content.decode()
+    assert refused.status_code == 422 and 'id="retract-error"' in html and "A reason is required." in html
+    assert 'id="entity-error"' in html and "must not be empty" in html
