@@ -23,16 +23,17 @@ from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import trigger_client_event
 
 from memory import engine
-from memory.engine.graph import MAX_ENTITY_CHARS
 from memory.models import Role
 
 from . import selectors
 from .access import AgentAccess, agent_access, login_required
 from .views import HtmxHttpRequest, actor_of, render_page, wants_fragment
 
-# An entity's name (a node id) can be longer than the text it was stored as (NFKC lengthens some characters):
-# the entity fields take what the engine looks up; a predicate and the merge form's names take what a row stores.
+# An entity's name (a node id) can be longer than the text it was stored as (NFKC makes up to 18 characters of
+# one): the entity fields take what the engine looks up (its MAX_TRIPLE_PART × NFKC_MAX_EXPANSION; a test pins
+# the two equal); a predicate and the merge form's names take what a row stores.
 MAX_TEXT_CHARS = 512
+MAX_ENTITY_CHARS = MAX_TEXT_CHARS * 18
 LIMIT_CHOICES = (100, 300, 1000)
 DEFAULT_LIMIT = 300
 FACTS_LIMIT = 50

@@ -561,6 +561,15 @@ def entity_url(agent_id: str, name: str) -> str:
     return url(agent_id, "graph_entity") + "?" + urlencode({"name": name})
 
 
+def test_the_entity_fields_take_every_name_the_engine_looks_up():
+    from dashboard import graph_views
+    from memory.engine import graph as g
+
+    assert graph_views.MAX_ENTITY_CHARS == g.MAX_ENTITY_CHARS
+    assert graph_views.EntityForm({"name": "x" * g.MAX_ENTITY_CHARS}).is_valid()
+    assert not graph_views.EntityForm({"name": "x" * (g.MAX_ENTITY_CHARS + 1)}).is_valid()
+
+
 def test_a_name_nfkc_lengthens_opens_its_panel_by_name_and_by_node(client, viewer, agent):
     a = agent.agent_id
     typed = LONG * 30  # 30 characters typed, 540 once normalised: longer than a stored name
