@@ -616,3 +616,22 @@ def test_a_panel_the_engine_refuses_says_why_inline(client, curator, agent):
     html = refused.content.decode()
     assert refused.status_code == 422 and 'id="retract-error"' in html and "A reason is required." in html
     assert 'id="entity-error"' in html and "must not be empty" in html
+
+
+def test_a_merge_past_the_alias_cap_is_refused_with_the_reason(client, curator, agent, people):
+    from django.utils import timezone
+
+    from memory.engine import graph as g
+    from memory.models import EntityAlias
+
+    a, t = agent.agent_id, timezone.now()
+    EntityAlias.objects.bulk_create(
+        EntityAlias(agent_id=a, canonical="hub", alias=f"name {k}", created_at=t, updated_at=t)
+        for k in range(g.MAX_ALIASES)
+    )
+    login(client, curator)
+    response = client.post(url(a, "graph_merge"), {"canonical": "李老闆", "alias": "Zhixu"}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 422 and f"the most allowed is {g.MAX_ALIASES:d}" in html
+    assert 'id="merge-done"' not in html
+    assert not EntityAlias.objects.filter(agent_id=a, alias="zhixu").exists()
