@@ -7,8 +7,7 @@ from typing import Any
 
 from django import forms
 
-from memory.engine.guard import REJECT_REASONS
-from memory.engine.tokens import SCOPES
+from memory.engine import REJECT_REASONS, SCOPES
 from memory.models import CATEGORIES, LAYERS
 
 MAX_QUERY_CHARS = 500

@@ -16,7 +16,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memory import engine
-from memory.engine.provenance import CLASS_ALIASES, origin_class
+from memory.engine import CLASS_ALIASES, origin_class
 from memory.models import (
     CATEGORIES,
     RETRACT_EVENTS,

@@ -61,15 +61,8 @@ def test_the_checker_sees_a_write():
 
 ENGINE_DIR = ROOT / "memory" / "engine"
 PUBLIC_ENGINE_MODULES = {"types", "public"}  # what ``memory.engine`` re-exports from; the rest is private
-# Private imports outside memory/ that predate the rule, owned by the dashboard; to be replaced by names
-# re-exported from ``memory.engine`` (never add to this list).
-KNOWN_PRIVATE_IMPORTS = {
-    ("dashboard/templatetags/memdesk.py", "memory.engine.provenance"),
-    ("dashboard/selectors.py", "memory.engine.provenance"),
-    ("dashboard/forms.py", "memory.engine.guard"),
-    ("dashboard/forms.py", "memory.engine.tokens"),
-    ("dashboard/graph_views.py", "memory.engine.graph"),
-}
+# No exceptions: what other apps need is re-exported from ``memory.engine``.
+KNOWN_PRIVATE_IMPORTS: set[tuple[str, str]] = set()
 
 
 def _engine_imports(tree: ast.AST) -> list[tuple[int, str]]:

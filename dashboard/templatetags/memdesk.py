@@ -11,7 +11,7 @@ from django import template
 from django.urls import reverse
 from django.utils.html import format_html
 
-from memory.engine.provenance import origin_class as _origin_class
+from memory.engine import origin_class as _origin_class
 
 register = template.Library()
 

@@ -23,6 +23,7 @@ from .graph import (
 from .guard import (
     CLAIM_SECS,
     MAX_BULK,
+    REJECT_REASONS,
     UNDO_SECS,
     AlreadyDecided,
     BulkOutcome,
@@ -44,6 +45,7 @@ from .guard import (
 from .guard import sweep as quarantine_sweep
 from .importer import InvalidImportFile, LegacyImportResult, import_legacy
 from .injection import ScanResult, scan_fact, scan_injection
+from .provenance import CLASS_ALIASES, origin_class
 from .public import (
     MAX_CONTENT_BYTES,
     MAX_TAGS,
@@ -65,6 +67,7 @@ from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_cont
 from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer, summarize
 from .temporal import get_at, get_history, store, store_temporal
 from .tokens import (
+    SCOPES,
     Principal,
     Unauthorized,
     authenticate,
@@ -91,6 +94,10 @@ from .types import (
 )
 
 __all__ = [
+    "CLASS_ALIASES",
+    "REJECT_REASONS",
+    "SCOPES",
+    "origin_class",
     "GRAPH_CACHE_MIN_TRIPLES",
     "AliasPreview",
     "AliasRecord",
