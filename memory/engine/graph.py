@@ -698,7 +698,8 @@ def load_graph(*, agent_id: str, at: datetime, generation: Any = None) -> Graph:
             if not all(is_current):  # rows read only for when they start
                 columns = [list(itertools.compress(col, is_current)) for col in columns]
             aliases = _alias_map(agent_id) if columns[0] else {}
-            return _build(*columns, aliases, generation=generation, expires=expires)
+            mids, subs, objs, weights = columns
+            return _build(mids, subs, objs, weights, aliases, generation=generation, expires=expires)
 
 
 def _as_datetime(value: Any) -> datetime | None:
