@@ -267,7 +267,8 @@ def test_without_aliases_rankings_are_the_alias_free_algorithms():
         hits = engine.search(agent_id=A, query=query, touch=False)
         expected = reference_search(A, query)
         assert [h.id for h in hits] == [mid for mid, _ in expected], query
-        assert [h.score for h in hits] == pytest.approx([s for _, s in expected], abs=1e-6), query
+        # search walks the graph by forward push, pinned to the exact iteration within 1e-4 (test_graph_ppr)
+        assert [h.score for h in hits] == pytest.approx([s for _, s in expected], abs=1e-4), query
     assert graphs == 5  # every query but the last names an entity
 
 
