@@ -12,16 +12,14 @@ returns the approved facts and not the rejected ones.
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from tests.dashboard.test_browser_journey import CHROMIUM, LAUNCH_ARGS
-from tests.mcp.harness import REPO, HttpHarness, child_env
+from tests.mcp.harness import HttpHarness
+from tests.mcp.harness import provision as provision_db
 
 pytestmark = pytest.mark.browser
 XSS = "<script>window.__xss=1</script>"
@@ -34,16 +32,7 @@ def server(tmp_path, monkeypatch):
     """uvicorn on a provisioned SQLite file, with the burst guard at its defaults (5 per subject per hour)."""
     monkeypatch.setenv("MEMDESK_CONFIG", str(tmp_path / "absent.toml"))
     db_path = tmp_path / "desk.sqlite3"
-    proc = subprocess.run(
-        [sys.executable, "-m", "tests.dashboard.quarantine_provision"],
-        cwd=REPO,
-        env=child_env(db_path),
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert proc.returncode == 0, proc.stderr
-    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    info = provision_db(db_path, module="tests.dashboard.quarantine_provision")
     harness = HttpHarness(db_path, info["tokens"])
     try:
         yield harness, info

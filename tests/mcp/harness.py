@@ -55,10 +55,11 @@ def child_env(db_path: Path) -> dict[str, str]:
     return env
 
 
-def provision(db_path: Path) -> dict[str, dict[str, Any]]:
-    """Migrate ``db_path`` and create the tokens of ``tests.mcp.provision`` (in a child process)."""
+def provision(db_path: Path, module: str = "tests.mcp.provision") -> dict[str, Any]:
+    """Migrate ``db_path`` and run a provisioning ``module`` in a child process; its last stdout line is JSON
+    (``tests.mcp.provision``: the tokens; the browser journeys' modules: ``{"tokens": …, …}``)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "tests.mcp.provision"],
+        [sys.executable, "-m", module],
         cwd=REPO,
         env=child_env(db_path),
         capture_output=True,

@@ -15,13 +15,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.mcp.harness import REPO, HttpHarness, child_env
+from tests.mcp.harness import HttpHarness
+from tests.mcp.harness import provision as provision_db
 
 # as in tests/dashboard/test_browser_journey.py (not imported: that module loads Django models, and this one
 # must import before django.setup() when it runs as the provisioning child)
@@ -92,16 +92,7 @@ def provision() -> dict:
 def server(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMDESK_CONFIG", str(tmp_path / "absent.toml"))
     db_path = tmp_path / "wiki.sqlite3"
-    proc = subprocess.run(
-        [sys.executable, "-m", "tests.wiki.test_browser_wiki"],
-        cwd=REPO,
-        env=child_env(db_path),
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert proc.returncode == 0, proc.stderr
-    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    info = provision_db(db_path, module="tests.wiki.test_browser_wiki")
     harness = HttpHarness(db_path, info["tokens"])
     try:
         yield harness, info
