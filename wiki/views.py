@@ -9,6 +9,7 @@ Any member of the agent's team reads; only curators see the action forms, and th
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -273,27 +274,42 @@ def page_edit(request: HtmxHttpRequest, agent_id: str, page_id: int) -> HttpResp
     return _respond(request, access, page, status=200, note=note)
 
 
+def _reason_action(
+    request: HtmxHttpRequest,
+    agent_id: str,
+    page_id: int,
+    *,
+    name: str,
+    action: Callable[..., WikiPage],
+    note: Callable[[WikiPage], str],
+) -> HttpResponse:
+    """A curator's action that needs only a reason (promote, remove): form, service call, errors, note."""
+    access, page = _curator_page(request, agent_id, page_id)
+    form = ReasonForm(request.POST, prefix=name)
+    forms = {f"{name}_form": form, "open_form": name}
+    if not form.is_valid():
+        return _respond(request, access, page, status=422, error=f"A reason is required to {name}.", **forms)
+    try:
+        page = action(page=page, actor=actor_of(request), reason=form.cleaned_data["reason"])
+    except engine.EngineError as exc:
+        message = _form_error(form, exc)
+        return _respond(request, access, _page_or_404(page.agent_id, page.id),
+                        status=ERROR_STATUS.get(exc.code, 400), error=message, **forms)  # fmt: skip
+    return _respond(request, access, page, status=200, note=note(page))
+
+
+def _promoted(page: WikiPage) -> str:
+    pointer = dashboard_selectors.memory_record(page.agent_id, page.pointer_id) if page.pointer_id else None
+    follow = f" Its pointer row now has trust {pointer.origin_trust:.3f}." if pointer is not None else ""
+    return f"Promoted to {page.path}: trust is now {page.trust:.3f} ({page.source_type}).{follow}"
+
+
 @login_required
 @require_POST
 def page_promote(request: HtmxHttpRequest, agent_id: str, page_id: int) -> HttpResponse:
     """Promote an auto page to curated with a required reason: trust 0.800, source_type user_statement, and
     the pointer row's trust follows (``services.promote``)."""
-    access, page = _curator_page(request, agent_id, page_id)
-    form = ReasonForm(request.POST, prefix="promote")
-    if not form.is_valid():
-        return _respond(request, access, page, status=422, error="A reason is required to promote.",
-                        promote_form=form, open_form="promote")  # fmt: skip
-    try:
-        page = services.promote(page=page, actor=actor_of(request), reason=form.cleaned_data["reason"])
-    except engine.EngineError as exc:
-        message = _form_error(form, exc)
-        return _respond(request, access, _page_or_404(page.agent_id, page.id),
-                        status=ERROR_STATUS.get(exc.code, 400), error=message, promote_form=form,
-                        open_form="promote")  # fmt: skip
-    pointer = dashboard_selectors.memory_record(page.agent_id, page.pointer_id) if page.pointer_id else None
-    follow = f" Its pointer row now has trust {pointer.origin_trust:.3f}." if pointer is not None else ""
-    note = f"Promoted to {page.path}: trust is now {page.trust:.3f} ({page.source_type}).{follow}"
-    return _respond(request, access, page, status=200, note=note)
+    return _reason_action(request, agent_id, page_id, name="promote", action=services.promote, note=_promoted)
 
 
 @login_required
@@ -301,17 +317,11 @@ def page_promote(request: HtmxHttpRequest, agent_id: str, page_id: int) -> HttpR
 def page_remove(request: HtmxHttpRequest, agent_id: str, page_id: int) -> HttpResponse:
     """Remove a page with a required reason: its pointer row expires (``auto_page_removed``); the agent's other
     memories, from the same origin too, are untouched (never an origin purge)."""
-    access, page = _curator_page(request, agent_id, page_id)
-    form = ReasonForm(request.POST, prefix="remove")
-    if not form.is_valid():
-        return _respond(request, access, page, status=422, error="A reason is required to remove.",
-                        remove_form=form, open_form="remove")  # fmt: skip
-    try:
-        page = services.remove(page=page, actor=actor_of(request), reason=form.cleaned_data["reason"])
-    except engine.EngineError as exc:
-        message = _form_error(form, exc)
-        return _respond(request, access, _page_or_404(page.agent_id, page.id),
-                        status=ERROR_STATUS.get(exc.code, 400), error=message, remove_form=form,
-                        open_form="remove")  # fmt: skip
-    note = f"Removed {page.path}: its pointer row expired; no other memory changed."
-    return _respond(request, access, page, status=200, note=note)
+    return _reason_action(
+        request,
+        agent_id,
+        page_id,
+        name="remove",
+        action=services.remove,
+        note=lambda page: f"Removed {page.path}: its pointer row expired; no other memory changed.",
+    )
