@@ -11,7 +11,8 @@ hubs such as "user" carry many facts, most entities a handful), objects uniform;
 transactions, like the main corpus); at 1M (or with ``--bulk``) by one bulk SQL insert of the same kind of rows
 (``bulk_db``: writing 1M facts through the engine takes most of an hour here). Either way the rebuild is the
 product's: ``agent_graph`` with a cold cache (generation read, one scan of the agent's fact rows, build); the DB
-read alone (``graph_db_scan``) and the build alone from rows in memory (``graph_build_only``) are reported beside.
+read alone (``scan_facts``: ``graph_db_scan``) and the build alone from its columns (``build_columns``:
+``graph_build_only``) are reported beside.
 
 Latency: ``graph_scores`` end to end (generation check, seeds, PPR, top 5) over a fixed query set naming one or
 two entities (mostly ordinary ones, some hubs), with the query path's forward push, beside the exact scipy
@@ -142,9 +143,7 @@ def latency(graph: Any, queries: list[str], rounds: int) -> dict[str, list[float
         for q in queries:
             for method in ("push", "exact"):
                 t0 = time.perf_counter()
-                seeds = graph.seeds(q)
-                p = g.ppr_exact(graph, seeds) if method == "exact" else g.ppr_push(graph, seeds)
-                g.memory_scores(graph, p, seeds=seeds)
+                g.rank(graph, graph.seeds(q), method=method)
                 times[method].append((time.perf_counter() - t0) * 1000)
     return times
 
@@ -157,8 +156,8 @@ def agreement(graph: Any, queries: list[str]) -> tuple[float, float]:
     same = tolerant = 0
     for q in queries:
         seeds = graph.seeds(q)
-        a = g.memory_scores(graph, g.ppr_exact(graph, seeds), seeds=seeds, top=10)
-        b = g.memory_scores(graph, g.ppr_push(graph, seeds), seeds=seeds, top=10)
+        a = g.rank(graph, seeds, method="exact", top=10)
+        b = g.rank(graph, seeds, top=10)
         ta, tb = (a.top if a else []), (b.top if b else [])
         same += ta == tb
         tolerant += len(ta) == len(tb) and all(
@@ -196,20 +195,21 @@ def measure_size(n: int, *, rounds: int, seed: int = 7, bulk: bool = False) -> l
     rebuild = min(builds)
     with g._no_gc():
         t0 = time.perf_counter()
-        rows = _scan()
+        facts = g.scan_facts(agent_id=AGENT, at=timezone.now())
         scan_s = time.perf_counter() - t0
+        aliases = {a.alias: a.canonical for a in g.alias_list(agent_id=AGENT)}
         gc.collect()
         t0 = time.perf_counter()
-        g.build_graph(rows, {})
+        g.build_columns(facts, aliases)
         build_s = time.perf_counter() - t0
-    del rows
+    del facts
     out.append(
-        result("graph_db_scan", n, scan_s * 1000, "ms", None, "informational: the DB read alone (a plain cursor)",
+        result("graph_db_scan", n, scan_s * 1000, "ms", None, "informational: the DB read alone (scan_facts)",
                None, fixture=fixture)
     )  # fmt: skip
     out.append(
-        result("graph_build_only", n, build_s * 1000, "ms", None, "informational: build_graph on rows in memory",
-               None)
+        result("graph_build_only", n, build_s * 1000, "ms", None,
+               "informational: build_columns on the scanned columns", None)
     )  # fmt: skip
     source = f"database, {fixture} (agent_graph: generation read, scan, build)"
     goal_rebuild = f"<= {GOAL_REBUILD_1M_S} s at 1M" if n == 1_000_000 else "informational"
@@ -235,20 +235,6 @@ def measure_size(n: int, *, rounds: int, seed: int = 7, bulk: bool = False) -> l
         out += search_on_off(n, unseeded_queries(seed), rounds, label="unseeded")
     del graph
     return out
-
-
-def _scan() -> list[tuple[Any, ...]]:
-    from django.db import connection
-    from django.utils import timezone
-
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    with connection.cursor() as cur:
-        cur.execute(
-            "SELECT m.id, m.subject, m.object, m.origin_trust FROM memories m WHERE m.agent_id = %s"
-            " AND +m.subject IS NOT NULL AND (m.valid_until IS NULL OR m.valid_until > %s)",
-            [AGENT, now],
-        )
-        return cur.fetchall()
 
 
 def unseeded_queries(seed: int) -> list[str]:

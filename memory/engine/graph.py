@@ -5,8 +5,9 @@ The graph (G1) has one node per entity (a subject or object, normalised and alia
 memory id; each current, believed fact adds the undirected edges subject–memory and memory–object, weighted by
 its ``origin_trust``. It is kept as a row-normalised scipy CSR matrix per agent; queries never touch networkx.
 PPR (G3) is ``p ← (1−d)·s + d·Aᵀp`` with d = 0.5. ``ppr_exact`` is that power iteration (≤ 20 iterations, stop
-at an L1 change < 1e-6); ``ppr_push`` is a local forward push over the same matrix that only touches the
-seeds' neighbourhood (tests pin its top-10 to the exact one). The cache (G5) is keyed on the agent's graph
+at an L1 change < 1e-6); ``ppr_push`` is a local forward push over the same matrix, compiled with numba
+(``push_kernel``), that only touches the seeds' neighbourhood (tests pin its top-10 to the exact one). The
+graph is read by one aggregated scan and built column-wise (``scan_facts``, ``build_columns``). The cache (G5) is keyed on the agent's graph
 generation row (T9), so a write by any process is seen by the next query, and on the next moment a fact
 starts or stops being current (world time moves on without a write).
 """
@@ -544,7 +545,23 @@ class Graph:
     cjk_max: int
     triples: int
     memory_index: dict[str, int] = field(default_factory=dict)
+    # idle work arrays of the push (push_kernel.Scratch), one per query that ran at once
+    _scratch: list[Any] = field(default_factory=list, repr=False)
+    _scratch_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     embeddings: dict[str, np.ndarray] = field(default_factory=dict)  # entity vectors by model (G8)
+
+    @contextlib.contextmanager
+    def scratch(self) -> Iterator[Any]:
+        """Work arrays for one push, reused: taken from the idle ones (one per query running at once)."""
+        from .push_kernel import Scratch
+
+        with self._scratch_lock:
+            work = self._scratch.pop() if self._scratch else None
+        if work is None:
+            work = Scratch(self.size)
+        yield work  # not put back if the push raised: its arrays may not be clean
+        with self._scratch_lock:
+            self._scratch.append(work)
 
     @property
     def n_entities(self) -> int:
@@ -586,6 +603,17 @@ class Graph:
         return sorted(found)
 
 
+@dataclass(frozen=True)
+class FactColumns:
+    """The agent's current, believed facts as columns, and when that set next changes with time alone."""
+
+    ids: Sequence[str]
+    subjects: Sequence[str] | Any  # a sequence, or an Arrow string array (the aggregated scan)
+    objects: Sequence[str | None] | Any
+    trusts: Sequence[float] | np.ndarray
+    expires: datetime | None
+
+
 def build_graph(
     rows: Sequence[Sequence[Any]],
     aliases: dict[str, str],
@@ -593,54 +621,80 @@ def build_graph(
     generation: Any = None,
     expires: datetime | None = None,
 ) -> Graph:
-    """Build the graph from ``(memory_id, subject, object, origin_trust)`` rows of current, believed facts.
+    """Build the graph from ``(memory_id, subject, object, origin_trust)`` rows of current, believed facts."""
+    columns = zip(*rows, strict=True) if rows else ((), (), (), ())
+    return build_columns(FactColumns(*columns, expires), aliases, generation=generation)
 
-    Column-wise and in C where it counts (1M triples in about a second): distinct raw names are resolved once,
-    the edge arrays are mapped through a dict, the weight matrix W is symmetric so Aᵀ = W·D⁻¹ needs no
-    transpose (both A and Aᵀ are W with rows or columns scaled).
-    """
-    if rows:
-        memory_ids, subjects, objects, trusts = zip(*rows, strict=True)
+
+def build_columns(facts: FactColumns, aliases: dict[str, str], *, generation: Any = None) -> Graph:
+    """The graph from fact columns (``scan_facts``), in C where it counts: Arrow dictionary-encodes the name
+    columns, each distinct raw name is normalised and alias-resolved once in Python, NumPy maps the codes to
+    nodes, and the weight matrix W is symmetric, so Aᵀ = W·D⁻¹ needs no transpose (A and Aᵀ are W with rows
+    or columns scaled)."""
+    return _build(
+        facts.ids, facts.subjects, facts.objects, facts.trusts, aliases,
+        generation=generation, expires=facts.expires,
+    )  # fmt: skip
+
+
+def _encode_names(subjects: Any, objects: Any) -> tuple[np.ndarray, list[str]]:
+    """Both name columns dictionary-encoded by Arrow (in C, no Python object per value): each value's code
+    into the list of distinct raw names (-1 for no name), and that list."""
+    import pyarrow as pa
+
+    if isinstance(subjects, pa.Array) and isinstance(objects, pa.Array):
+        names = pa.concat_arrays([subjects.cast(pa.large_string()), objects.cast(pa.large_string())])
     else:
-        memory_ids, subjects, objects, trusts = (), (), (), ()
-    return _build(memory_ids, subjects, objects, trusts, aliases, generation=generation, expires=expires)
+        names = pa.array(list(itertools.chain(subjects, objects)), type=pa.large_string())
+    encoded = names.dictionary_encode()
+    codes = encoded.indices.fill_null(-1).to_numpy().astype(np.int64)
+    return codes, encoded.dictionary.to_pylist()
 
 
 def _build(
     memory_ids: Sequence[str],
     subjects: Sequence[str | None],
     objects: Sequence[str | None],
-    trusts: Sequence[float],
+    trusts: Sequence[float] | np.ndarray,
     aliases: dict[str, str],
     *,
     generation: Any,
     expires: datetime | None,
 ) -> Graph:
-    """``build_graph`` on columns (a database scan is transposed once, in C, not row by row)."""
     n_m = len(memory_ids)
     memory_ids = list(memory_ids)
-    raw_names = dict.fromkeys(itertools.chain(subjects, objects))
+    codes, distinct = _encode_names(subjects, objects)
     entity_index: dict[str, int] = {}
-    raw_to_node: dict[Any, int] = {}
-    for raw in raw_names:
-        if raw is None:
-            continue
-        norm = normalize_entity(raw)
+    word_names: dict[str, int] = {}  # the surface forms seeding matches (G2): whole words ...
+    cjk_names: dict[str, int] = {}  # ... and names with CJK characters, as substrings
+    node_of_raw = np.full(len(distinct) + 1, -1, dtype=np.int64)  # by code; the last one is "no name"
+    nfkc = unicodedata.normalize
+    cjk = _CJK_CHAR.search
+    for k, raw in enumerate(distinct):
+        # normalize_entity, inlined (one call per distinct name); NFKC leaves ASCII as it is
+        norm = " ".join((raw if raw.isascii() else nfkc("NFKC", raw)).lower().split())
         name = aliases.get(norm, norm)
         if not name:
             continue
         node = entity_index.get(name)
         if node is None:
             node = entity_index[name] = len(entity_index)
-        raw_to_node[raw] = node
+            (word_names if name.isascii() or not cjk(name) else cjk_names)[name] = node
+        node_of_raw[k] = node
+    for alias, canon in aliases.items():
+        node = entity_index.get(canon)
+        if node is not None:
+            (word_names if alias.isascii() or not cjk(alias) else cjk_names)[alias] = node
     entities = list(entity_index)
     n_e = len(entities)
     n = n_e + n_m
-    lookup = raw_to_node.get
-    missing = itertools.repeat(-1)
-    s_arr = np.fromiter(map(lookup, subjects, missing), dtype=np.int64, count=n_m)
-    o_arr = np.fromiter(map(lookup, objects, missing), dtype=np.int64, count=n_m)
-    w_all = np.fromiter(trusts, dtype=np.float64, count=n_m)
+    nodes = node_of_raw[codes]  # code -1 (no name) reads the last slot
+    s_arr, o_arr = nodes[:n_m], nodes[n_m:]
+    w_all = (
+        np.asarray(trusts, dtype=np.float64)
+        if isinstance(trusts, np.ndarray)
+        else np.fromiter(trusts, dtype=np.float64, count=n_m)
+    )
     mem = np.arange(n_e, n, dtype=np.int64)
     keep_s, keep_o = s_arr >= 0, o_arr >= 0
     ent = np.concatenate([s_arr[keep_s], o_arr[keep_o]])
@@ -657,13 +711,6 @@ def _build(
     a.data *= np.repeat(inv, np.diff(a.indptr))  # A = D⁻¹W: rows sum to 1
     walk = weights
     walk.data *= inv[walk.indices]  # Aᵀ = W·D⁻¹ (W symmetric)
-    word_names: dict[str, int] = {}
-    cjk_names: dict[str, int] = {}
-    surface = list(entity_index.items()) + [
-        (alias, entity_index[canon]) for alias, canon in aliases.items() if canon in entity_index
-    ]
-    for name, node in surface:
-        (cjk_names if _CJK_CHAR.search(name) else word_names)[name] = node
     return Graph(
         generation=generation,
         expires=expires,
@@ -674,8 +721,8 @@ def _build(
         degree=degree,
         word_names=word_names,
         cjk_names=cjk_names,
-        word_max=max((len(k) for k in word_names), default=0),
-        cjk_max=min(32, max((len(k) for k in cjk_names), default=0)),
+        word_max=max(map(len, word_names), default=0),
+        cjk_max=min(32, max(map(len, cjk_names), default=0)),
         triples=n_m,
         memory_index=dict(zip(memory_ids, range(n_m), strict=True)),
     )
@@ -694,41 +741,78 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def load_graph(*, agent_id: str, at: datetime, generation: Any = None) -> Graph:
-    """Read the agent's current, believed facts and build its graph (one scan of the agent's fact rows).
+# between the values of one aggregated column; a value holding it makes scan_facts read row by row
+_SEP = "\x1f"
 
-    Rows that start later than ``at`` are read too, only for their start: the graph expires at the first
-    moment a fact starts or stops being current (``Graph.expires``), since world time moves without a write.
-    """
-    now = connection.ops.adapt_datetimefield_value(at)
+
+def _fact_scan_sql(select: str) -> str:
+    """The agent's believed fact rows that are current at ``at`` or start later (parameters: agent, at)."""
     # SQLite: ``+m.subject`` keeps the planner off the (agent, subject, ...) key index, whose order sends every
     # row lookup to a random page; the (agent, timestamp) index visits rows about in the order they were written
     subject = "+m.subject" if connection.vendor == "sqlite" else "m.subject"
+    return (
+        f"SELECT {select} FROM memories m WHERE m.agent_id = %s AND {subject} IS NOT NULL"
+        " AND m.predicate IS NOT NULL AND m.quarantined = %s AND (m.invalidated_by_event IS NULL OR"
+        f" m.invalidated_by_event NOT IN {_RETRACT_SQL}) AND (m.valid_until IS NULL OR m.valid_until > %s)"
+    )
+
+
+def load_graph(*, agent_id: str, at: datetime, generation: Any = None) -> Graph:
+    """Read the agent's current, believed facts and build its graph (one scan of the agent's fact rows)."""
+    with _no_gc():
+        facts = scan_facts(agent_id=agent_id, at=at)
+        return build_columns(facts, _alias_map(agent_id) if facts.ids else {}, generation=generation)
+
+
+def scan_facts(*, agent_id: str, at: datetime) -> FactColumns:
+    """The graph's input in one scan. Rows that start later than ``at`` are read too, only for their start:
+    the graph expires at the first moment a fact starts or stops being current (world time moves without a
+    write). The scan returns one row of aggregated columns (the database joins a million values into one
+    string faster than the driver hands over a million rows). When some rows start later, or a value holds
+    the separator (the pieces would not line up), the current rows are read one by one instead."""
+    now = connection.ops.adapt_datetimefield_value(at)
+    if connection.vendor == "postgresql":
+        agg, trust, sep = "string_agg", "m.origin_trust::text", "chr(31)"
+    else:
+        agg, trust, sep = "group_concat", "m.origin_trust", "char(31)"
+    later = "m.valid_from > %s"  # a row that starts after ``at`` (NULL: always started)
+    select = (
+        f"COUNT(*), SUM(CASE WHEN {later} THEN 1 ELSE 0 END),"
+        f" MIN(CASE WHEN {later} THEN m.valid_from ELSE m.valid_until END),"
+        f" {agg}(m.id, {sep}), {agg}(m.subject, {sep}), {agg}(COALESCE(m.object, ''), {sep}), {agg}({trust}, ',')"
+    )
     with connection.cursor() as cur:
+        cur.execute(_fact_scan_sql(select), [now, now, agent_id, False, now])
+        count, n_later, edge, ids, subjects, objects, trusts = cur.fetchone()
+        expires = _as_datetime(edge)
+        if not count:
+            return FactColumns((), (), (), (), expires)
+        if not n_later:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            columns = [
+                ids.split(_SEP),
+                *(
+                    pc.split_pattern(pa.array([v], pa.large_string()), _SEP).flatten()
+                    for v in (subjects, objects)
+                ),
+            ]
+            del ids, subjects, objects
+            weights = np.fromstring(trusts, sep=",")
+            if all(len(col) == count for col in columns) and weights.size == count:
+                return FactColumns(*columns, weights, expires)
+            del columns
         cur.execute(
-            "SELECT m.id, m.subject, m.object, m.origin_trust,"
-            " CASE WHEN m.valid_from IS NULL OR m.valid_from <= %s THEN 1 ELSE 0 END,"
-            " CASE WHEN m.valid_from IS NULL OR m.valid_from <= %s THEN m.valid_until ELSE m.valid_from END"
-            f" FROM memories m WHERE m.agent_id = %s AND {subject} IS NOT NULL AND m.predicate IS NOT NULL"
-            " AND m.quarantined = %s AND (m.invalidated_by_event IS NULL OR m.invalidated_by_event NOT IN "
-            + _RETRACT_SQL
-            + ") AND (m.valid_until IS NULL OR m.valid_until > %s)",
-            [now, now, agent_id, False, now],
+            _fact_scan_sql("m.id, m.subject, m.object, m.origin_trust")
+            + " AND (m.valid_from IS NULL OR m.valid_from <= %s)",
+            [agent_id, False, now, now],
         )
-        with _no_gc():
-            raw = cur.fetchall()
-            if not raw:
-                return _build((), (), (), (), {}, generation=generation, expires=None)
-            ids, subjects, objects, trusts, is_current, edge = zip(*raw, strict=True)
-            del raw
-            stamps = [e for e in edge if e is not None]
-            expires = _as_datetime(min(stamps)) if stamps else None
-            columns: list[Sequence[Any]] = [ids, subjects, objects, trusts]
-            if not all(is_current):  # rows read only for when they start
-                columns = [list(itertools.compress(col, is_current)) for col in columns]
-            aliases = _alias_map(agent_id) if columns[0] else {}
-            mids, subs, objs, weights = columns
-            return _build(mids, subs, objs, weights, aliases, generation=generation, expires=expires)
+        rows = cur.fetchall()
+    if not rows:
+        return FactColumns((), (), (), (), expires)
+    mids, subs, objs, weights = zip(*rows, strict=True)
+    return FactColumns(mids, subs, objs, weights, expires)
 
 
 def _as_datetime(value: Any) -> datetime | None:
@@ -767,57 +851,39 @@ def ppr_exact(graph: Graph, seeds: Sequence[int]) -> np.ndarray:
 
 
 def ppr_push(graph: Graph, seeds: Sequence[int], *, epsilon: float = PUSH_EPSILON) -> np.ndarray:
-    """Local forward push (Andersen–Chung–Lang) of the same PPR, in synchronous rounds.
-
-    Every node whose residual exceeds ε·degree keeps (1−d) of it and spreads d of it along its row of A; the
-    estimate returned is the kept mass plus (1−d) of the residual left behind. Only the seeds' neighbourhood is
-    touched, and a hub is pushed only when a large share of the mass sits on it. On an undirected graph the
-    error at a node v is at most ε·deg(v); tests pin the top 10 to ``ppr_exact``.
-    """
-    n = graph.size
-    p = np.zeros(n, dtype=np.float64)
-    r = _seed_vector(n, seeds)
-    if not seeds:
-        return p
-    indptr, indices, data = graph.rows.indptr, graph.rows.indices, graph.rows.data
-    degree = graph.degree
-    active = np.unique(np.asarray(seeds, dtype=np.int64))
-    for _ in range(4 * MAX_ITERATIONS):
-        active = active[r[active] > epsilon * degree[active]]
-        if active.size == 0:
-            break
-        mass = r[active]
-        p[active] += (1.0 - DAMPING) * mass
-        r[active] = 0.0
-        starts = indptr[active]
-        lens = indptr[active + 1] - starts
-        total = int(lens.sum())
-        if total == 0:
-            continue
-        # positions of every nonzero of the active rows, without a Python loop
-        offsets = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(total)
-        targets = indices[offsets]
-        values = data[offsets] * np.repeat(DAMPING * mass, lens)
-        if total * 64 > n:  # a big frontier: dense accumulate (cheaper than sorting the targets)
-            r += np.bincount(targets, weights=values, minlength=n)
-            mark = np.zeros(n, dtype=bool)
-            mark[targets] = True
-            active = np.flatnonzero(mark)
-        else:
-            active, inverse = np.unique(targets, return_inverse=True)
-            r[active] += np.bincount(inverse, weights=values, minlength=active.size)
-    p += (1.0 - DAMPING) * r
+    """Local forward push (Andersen–Chung–Lang) of the same PPR, as a dense vector (see ``_push``)."""
+    p = np.zeros(graph.size, dtype=np.float64)
+    nodes, values = _push(graph, seeds, epsilon)
+    p[nodes] = values
     return p
+
+
+def _push(graph: Graph, seeds: Sequence[int], epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """The push (``push_kernel``) from the exact iteration's seed vector: the nodes it reached and their
+    estimates. Every residual left is ≤ ε·degree: on an undirected graph the error at a node v is at most
+    ε·deg(v); tests pin the top 10 to ``ppr_exact``."""
+    if not seeds:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    from . import push_kernel  # numba: imported (and its compiled code loaded) on first use
+
+    distinct = np.unique(np.asarray(seeds, dtype=np.int64))
+    rows = graph.rows
+    with graph.scratch() as scratch:
+        return push_kernel.push(
+            rows.indptr, rows.indices, rows.data, graph.degree, distinct, 1.0 / len(seeds), epsilon, DAMPING,
+            scratch,
+        )  # fmt: skip  # 1/len(seeds) each, as _seed_vector
 
 
 @dataclass(frozen=True)
 class GraphScores:
-    """Memory scores of one query, normalised so the top memory is 1.0 (G3). Scores are read lazily from the
-    PPR vector (a query touches a few hundred candidates, not every memory); they are rounded to 12 places
-    so that symmetric memories tie exactly, and ties rank by id."""
+    """Memory scores of one query, normalised so the top memory is 1.0 (G3), kept sparse: the memory nodes
+    PPR reached (sorted) and their mass (a query reads a few dozen candidates, not every memory). Scores are
+    rounded to 12 places so that symmetric memories tie exactly, and ties rank by id."""
 
     graph: Graph
-    values: np.ndarray  # PPR mass of each memory node, in graph.memory_ids order
+    nodes: np.ndarray  # memory nodes with mass, numbered in graph.memory_ids order, ascending
+    values: np.ndarray  # their PPR mass
     peak: float
     top: list[str]  # the PPR top (PPR_TOP by default), ties by id
     seeds: list[str]
@@ -826,36 +892,53 @@ class GraphScores:
         i = self.graph.memory_index.get(memory_id)
         if i is None:
             return 0.0
-        return round(float(self.values[i]) / self.peak, 12)
+        j = int(np.searchsorted(self.nodes, i))
+        if j == self.nodes.size or self.nodes[j] != i:
+            return 0.0
+        return round(float(self.values[j]) / self.peak, 12)
 
     @property
     def scores(self) -> dict[str, float]:
         """Every memory with a nonzero score (tests and exports; the query path uses ``get``)."""
-        nz = np.flatnonzero(self.values > 0)
-        return {self.graph.memory_ids[i]: round(float(self.values[i]) / self.peak, 12) for i in nz.tolist()}
+        ids = self.graph.memory_ids
+        return {
+            ids[i]: round(v / self.peak, 12)
+            for i, v in zip(self.nodes.tolist(), self.values.tolist(), strict=True)
+        }
 
 
 def memory_scores(
     graph: Graph, p: np.ndarray, *, seeds: Sequence[int], top: int = PPR_TOP
 ) -> GraphScores | None:
+    """The memory part of a dense PPR vector ``p`` as scores and its top."""
     mem = p[graph.n_entities :]
     nz = np.flatnonzero(mem > 0)
-    if nz.size == 0:
+    return _memory_scores(graph, nz, mem[nz], seeds=seeds, top=top)
+
+
+def _memory_scores(
+    graph: Graph, nodes: np.ndarray, values: np.ndarray, *, seeds: Sequence[int], top: int
+) -> GraphScores | None:
+    """Scores from memory ``nodes`` (numbered from 0, any order) with positive ``values``."""
+    if nodes.size == 0:
         return None
-    vals = mem[nz]
-    peak = float(vals.max())
-    k = min(top, vals.size)
-    kth = float(np.partition(vals, vals.size - k)[vals.size - k])
+    order = np.argsort(nodes)  # distinct nodes: any sort is stable
+    nodes, values = nodes[order], values[order]
+    peak = float(values.max())
+    k = min(top, values.size)
+    kth = float(np.partition(values, values.size - k)[values.size - k])
     kth_rounded = round(kth / peak, 12)
-    pool = nz[vals >= kth * (1 - 1e-9)]
+    pool = np.flatnonzero(values >= kth * (1 - 1e-9))
+    ids = graph.memory_ids
     ranked = sorted(
-        (-round(float(mem[i]) / peak, 12), graph.memory_ids[i])
-        for i in pool.tolist()
-        if round(float(mem[i]) / peak, 12) >= kth_rounded
+        (-score, ids[int(nodes[j])])
+        for j in pool.tolist()
+        if (score := round(float(values[j]) / peak, 12)) >= kth_rounded
     )[:top]
     return GraphScores(
         graph=graph,
-        values=mem,
+        nodes=nodes,
+        values=values,
         peak=peak,
         top=[mid for _, mid in ranked],
         seeds=[graph.entities[i] for i in seeds],
@@ -930,5 +1013,19 @@ def graph_scores(
     seeds = embed_seeds(agent_id=agent_id, graph=graph, query=query, seeds=seeds)
     if not seeds:
         return None
-    p = ppr_exact(graph, seeds) if method == "exact" else ppr_push(graph, seeds)
-    return memory_scores(graph, p, seeds=seeds)
+    return rank(graph, seeds, method=method)
+
+
+def rank(
+    graph: Graph, seeds: Sequence[int], *, method: str = "push", top: int = PPR_TOP
+) -> GraphScores | None:
+    """PPR from ``seeds`` and the memory scores: the forward push (the query path) or the exact iteration."""
+    if method == "exact":
+        return memory_scores(graph, ppr_exact(graph, seeds), seeds=seeds, top=top)
+    nodes, values = _push(graph, seeds, PUSH_EPSILON)
+    memory = nodes >= graph.n_entities
+    values = values[memory]
+    positive = values > 0
+    return _memory_scores(
+        graph, nodes[memory][positive] - graph.n_entities, values[positive], seeds=seeds, top=top
+    )
