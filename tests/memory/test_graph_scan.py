@@ -15,20 +15,14 @@ from memory import engine
 from memory.engine import graph as g
 from memory.models import Memory
 from tests.conftest import dt
+from tests.memory.test_graph_ppr import fact as ppr_fact
 
 pytestmark = pytest.mark.django_db
 A = "agent-scan"
 
 
 def fact(subject, predicate, obj=None, **kw):
-    return engine.store_temporal(
-        agent_id=A,
-        content=f"{subject} {predicate} {obj or ''}".strip(),
-        subject=subject,
-        predicate=predicate,
-        object=obj,
-        **kw,
-    ).id
+    return ppr_fact(subject, predicate, obj, agent_id=A, **kw)
 
 
 def reference_graph():
