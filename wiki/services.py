@@ -248,6 +248,14 @@ def _write_pointer(page: WikiPage, *, actor: str, curated: bool, protect: bool) 
     )
 
 
+def _repoint(page: WikiPage, *, actor: str, curated: bool) -> engine.StoreResult:
+    """A new pointer value for an existing page (its title, path or trust changed), remembered on the page."""
+    stored = _write_pointer(page, actor=actor, curated=curated, protect=False)
+    page.pointer_id = stored.id
+    page.save(update_fields=["pointer_id"])
+    return stored
+
+
 def current_pointer(page: WikiPage) -> Memory | None:
     """The page's current, believed pointer row (None when removed, quarantined or retracted)."""
     return (
@@ -579,9 +587,7 @@ def revise(
         accepted=curated,
     )
     if title_changed and current_pointer(page) is not None:
-        stored = _write_pointer(page, actor=actor, curated=curated, protect=False)
-        page.pointer_id = stored.id
-        page.save(update_fields=["pointer_id"])
+        _repoint(page, actor=actor, curated=curated)
     _audit(
         agent_id=page.agent_id,
         actor=actor,
@@ -633,9 +639,7 @@ def promote(*, page: WikiPage, actor: str, reason: str) -> WikiPage:
     page.last_verified = t
     page.updated = t
     page.save(update_fields=["namespace", "trust", "source_type", "last_verified", "updated"])
-    stored = _write_pointer(page, actor=actor, curated=True, protect=False)
-    page.pointer_id = stored.id
-    page.save(update_fields=["pointer_id"])
+    stored = _repoint(page, actor=actor, curated=True)
     _audit(
         agent_id=page.agent_id,
         actor=actor,
@@ -1147,9 +1151,7 @@ def _import(*, agent_id: str, pages: list[ParsedPage], actor: str) -> ImportRepo
                 accepted=p.namespace == "curated",
             )
         if not _pointer_matches(page):
-            stored = _write_pointer(page, actor=actor, curated=page.namespace == "curated", protect=False)
-            page.pointer_id = stored.id
-            page.save(update_fields=["pointer_id"])
+            _repoint(page, actor=actor, curated=page.namespace == "curated")
         bucket.append(p.relpath)
     if created or updated:
         _audit(
