@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import itertools
 import re
 import threading
 import unicodedata
@@ -530,12 +529,14 @@ def _is_word(ch: str) -> bool:
 @dataclass
 class Graph:
     """One agent's entity–memory graph. ``walk`` is Aᵀ (A = row-normalised weights) as CSR for the power
-    iteration; ``rows`` is A itself (CSR) for the forward push; ``degree`` the weighted degree."""
+    iteration; ``rows`` is A itself (CSR) for the forward push; ``degree`` the weighted degree. Entity nodes
+    come first (``entities``), then one node per memory (``memory_ids``, an Arrow string array: a million ids
+    stay one buffer, not a million Python strings; ``memory_id`` and ``memory_node`` read it)."""
 
     generation: Any  # the generation key it was built at
     expires: datetime | None  # next moment a fact starts or stops being current
     entities: list[str]
-    memory_ids: list[str]
+    memory_ids: Any  # pyarrow LargeStringArray, node n_entities + i is memory_ids[i]
     walk: sparse.csr_matrix
     rows: sparse.csr_matrix
     degree: np.ndarray
@@ -544,7 +545,6 @@ class Graph:
     word_max: int
     cjk_max: int
     triples: int
-    memory_index: dict[str, int] = field(default_factory=dict)
     # idle work arrays of the push (push_kernel.Scratch), one per query that ran at once
     _scratch: list[Any] = field(default_factory=list, repr=False)
     _scratch_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -570,6 +570,18 @@ class Graph:
     @property
     def size(self) -> int:
         return len(self.entities) + len(self.memory_ids)
+
+    def memory_id(self, i: int) -> str:
+        """The id of memory ``i`` (node ``n_entities + i``)."""
+        return str(self.memory_ids[i].as_py())
+
+    def memory_node(self, memory_id: str) -> int | None:
+        """Memory number of ``memory_id`` (its node is ``n_entities`` + it), or None. A linear search: for
+        curators and tests; the query path looks memories up among the nodes a query reached (GraphScores)."""
+        import pyarrow.compute as pc
+
+        i = pc.index(self.memory_ids, memory_id).as_py()
+        return None if i < 0 else int(i)
 
     def seeds(self, query: str) -> list[int]:
         """Entity nodes named in ``query`` (G2): whole words, case-insensitive; names with CJK characters as
@@ -607,8 +619,8 @@ class Graph:
 class FactColumns:
     """The agent's current, believed facts as columns, and when that set next changes with time alone."""
 
-    ids: Sequence[str]
-    subjects: Sequence[str] | Any  # a sequence, or an Arrow string array (the aggregated scan)
+    ids: Sequence[str] | Any  # a sequence, or an Arrow string array (the aggregated scan)
+    subjects: Sequence[str] | Any
     objects: Sequence[str | None] | Any
     trusts: Sequence[float] | np.ndarray
     expires: datetime | None
@@ -622,90 +634,31 @@ def build_graph(
     expires: datetime | None = None,
 ) -> Graph:
     """Build the graph from ``(memory_id, subject, object, origin_trust)`` rows of current, believed facts."""
-    columns = zip(*rows, strict=True) if rows else ((), (), (), ())
-    return build_columns(FactColumns(*columns, expires), aliases, generation=generation)
+    ids, subjects, objects, trusts = zip(*rows, strict=True) if rows else ((), (), (), ())
+    return build_columns(FactColumns(ids, subjects, objects, trusts, expires), aliases, generation=generation)
 
 
 def build_columns(facts: FactColumns, aliases: dict[str, str], *, generation: Any = None) -> Graph:
-    """The graph from fact columns (``scan_facts``), in C where it counts: Arrow dictionary-encodes the name
-    columns, each distinct raw name is normalised and alias-resolved once in Python, NumPy maps the codes to
-    nodes, and the weight matrix W is symmetric, so Aᵀ = W·D⁻¹ needs no transpose (A and Aᵀ are W with rows
-    or columns scaled)."""
-    return _build(
-        facts.ids, facts.subjects, facts.objects, facts.trusts, aliases,
-        generation=generation, expires=facts.expires,
-    )  # fmt: skip
+    """The graph from fact columns (``scan_facts``), column-wise: Arrow dictionary-encodes the name columns and
+    normalises and alias-resolves each distinct name (in C for ASCII names, in Python for the others); NumPy
+    maps the codes to nodes and lays out the CSR rows directly (each memory row holds at most two entities;
+    the entity rows are a counting sort of the same pairs). W is symmetric, so Aᵀ = W·D⁻¹ needs no transpose
+    (A and Aᵀ are W with rows or columns scaled)."""
 
-
-def _encode_names(subjects: Any, objects: Any) -> tuple[np.ndarray, list[str]]:
-    """Both name columns dictionary-encoded by Arrow (in C, no Python object per value): each value's code
-    into the list of distinct raw names (-1 for no name), and that list."""
-    import pyarrow as pa
-
-    if isinstance(subjects, pa.Array) and isinstance(objects, pa.Array):
-        names = pa.concat_arrays([subjects.cast(pa.large_string()), objects.cast(pa.large_string())])
-    else:
-        names = pa.array(list(itertools.chain(subjects, objects)), type=pa.large_string())
-    encoded = names.dictionary_encode()
-    codes = encoded.indices.fill_null(-1).to_numpy().astype(np.int64)
-    return codes, encoded.dictionary.to_pylist()
-
-
-def _build(
-    memory_ids: Sequence[str],
-    subjects: Sequence[str | None],
-    objects: Sequence[str | None],
-    trusts: Sequence[float] | np.ndarray,
-    aliases: dict[str, str],
-    *,
-    generation: Any,
-    expires: datetime | None,
-) -> Graph:
-    n_m = len(memory_ids)
-    memory_ids = list(memory_ids)
-    codes, distinct = _encode_names(subjects, objects)
-    entity_index: dict[str, int] = {}
-    word_names: dict[str, int] = {}  # the surface forms seeding matches (G2): whole words ...
-    cjk_names: dict[str, int] = {}  # ... and names with CJK characters, as substrings
-    node_of_raw = np.full(len(distinct) + 1, -1, dtype=np.int64)  # by code; the last one is "no name"
-    nfkc = unicodedata.normalize
-    cjk = _CJK_CHAR.search
-    for k, raw in enumerate(distinct):
-        # normalize_entity, inlined (one call per distinct name); NFKC leaves ASCII as it is
-        norm = " ".join((raw if raw.isascii() else nfkc("NFKC", raw)).lower().split())
-        name = aliases.get(norm, norm)
-        if not name:
-            continue
-        node = entity_index.get(name)
-        if node is None:
-            node = entity_index[name] = len(entity_index)
-            (word_names if name.isascii() or not cjk(name) else cjk_names)[name] = node
-        node_of_raw[k] = node
-    for alias, canon in aliases.items():
-        node = entity_index.get(canon)
-        if node is not None:
-            (word_names if alias.isascii() or not cjk(alias) else cjk_names)[alias] = node
-    entities = list(entity_index)
-    n_e = len(entities)
-    n = n_e + n_m
-    nodes = node_of_raw[codes]  # code -1 (no name) reads the last slot
-    s_arr, o_arr = nodes[:n_m], nodes[n_m:]
-    w_all = (
+    ids = _strings(facts.ids)
+    n_m = len(ids)
+    codes, distinct = _encode_names(facts.subjects, facts.objects)
+    node_of_raw, names = _entity_nodes(distinct, aliases)
+    entities = names.to_pylist()
+    word_names, cjk_names = _seed_names(names, entities, aliases)
+    nodes = node_of_raw[codes]  # code -1 (no name) reads the last slot, -1
+    trusts = facts.trusts
+    w = (
         np.asarray(trusts, dtype=np.float64)
         if isinstance(trusts, np.ndarray)
         else np.fromiter(trusts, dtype=np.float64, count=n_m)
     )
-    mem = np.arange(n_e, n, dtype=np.int64)
-    keep_s, keep_o = s_arr >= 0, o_arr >= 0
-    ent = np.concatenate([s_arr[keep_s], o_arr[keep_o]])
-    mnode = np.concatenate([mem[keep_s], mem[keep_o]])
-    w = np.concatenate([w_all[keep_s], w_all[keep_o]])
-    weights = sparse.csr_matrix(
-        (np.concatenate([w, w]), (np.concatenate([ent, mnode]), np.concatenate([mnode, ent]))), shape=(n, n)
-    )  # duplicate (entity, memory) pairs are summed
-    weights.eliminate_zeros()
-    weights.sort_indices()
-    degree = np.asarray(weights.sum(axis=1)).ravel()
+    weights, degree = _weights(nodes[:n_m], nodes[n_m:], w, len(entities))
     inv = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
     a = weights.copy()
     a.data *= np.repeat(inv, np.diff(a.indptr))  # A = D⁻¹W: rows sum to 1
@@ -713,9 +666,9 @@ def _build(
     walk.data *= inv[walk.indices]  # Aᵀ = W·D⁻¹ (W symmetric)
     return Graph(
         generation=generation,
-        expires=expires,
+        expires=facts.expires,
         entities=entities,
-        memory_ids=memory_ids,
+        memory_ids=ids,
         walk=walk,
         rows=a,
         degree=degree,
@@ -724,8 +677,127 @@ def _build(
         word_max=max(map(len, word_names), default=0),
         cjk_max=min(32, max(map(len, cjk_names), default=0)),
         triples=n_m,
-        memory_index=dict(zip(memory_ids, range(n_m), strict=True)),
     )
+
+
+def _strings(values: Any) -> Any:
+    """A column of names or ids as an Arrow large_string array (as it is when the scan already made one)."""
+    import pyarrow as pa
+
+    if isinstance(values, pa.Array):
+        return values if values.type == pa.large_string() else values.cast(pa.large_string())
+    return pa.array(list(values), type=pa.large_string())
+
+
+def _encode_names(subjects: Any, objects: Any) -> tuple[np.ndarray, Any]:
+    """Both name columns dictionary-encoded by Arrow (in C, no Python object per value): each value's code
+    into the distinct raw names (-1 for no name), and those names (an Arrow array)."""
+    import pyarrow as pa
+
+    names = pa.concat_arrays([_strings(subjects), _strings(objects)])
+    encoded = names.dictionary_encode()
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, encoded.dictionary
+
+
+# Python's str.split() separators among ASCII characters (normalize_entity folds their runs to one space)
+_ASCII_SPACE_RUN = r"[\t\n\x0b\x0c\r\x1c-\x1f ]+"
+
+
+def normalize_names(raw: Any) -> Any:
+    """``normalize_entity`` of every value of an Arrow string array: in C for ASCII values (NFKC leaves ASCII
+    as it is; lower-case, whitespace runs to one space, trimmed), in Python for the others."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out = pc.ascii_lower(raw)
+    out = pc.utf8_trim(pc.replace_substring_regex(out, pattern=_ASCII_SPACE_RUN, replacement=" "), " ")
+    ascii_mask = pc.string_is_ascii(raw)
+    if len(raw) and not pc.all(ascii_mask).as_py():
+        others = pc.invert(ascii_mask)
+        fixed = [normalize_entity(x) for x in raw.filter(others).to_pylist()]
+        out = pc.replace_with_mask(out, others, pa.array(fixed, type=out.type))
+    return out
+
+
+def _entity_nodes(distinct: Any, aliases: dict[str, str]) -> tuple[np.ndarray, Any]:
+    """Each distinct raw name's entity node (normalised, alias-resolved; -1 for a name that normalises to
+    nothing), with one more slot, -1, for "no name"; and the entities' names (Arrow), in node order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = normalize_names(distinct)
+    if aliases:
+        keys = pa.array(list(aliases), type=pa.large_string())
+        canonical = pa.array(list(aliases.values()), type=pa.large_string())
+        names = pc.coalesce(canonical.take(pc.index_in(names, value_set=keys)), names)
+    names = pc.if_else(pc.equal(names, ""), pa.scalar(None, pa.large_string()), names)
+    encoded = names.dictionary_encode()
+    nodes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.append(nodes, -1), encoded.dictionary
+
+
+def _seed_names(
+    names: Any, entities: list[str], aliases: dict[str, str]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """The surface forms seeding matches (G2): whole-word names and names with CJK characters (substrings),
+    each to its entity node; an alias names its canonical entity's node."""
+    import pyarrow.compute as pc
+
+    ascii_mask = pc.string_is_ascii(names).to_numpy(zero_copy_only=False)
+    ascii_nodes = np.flatnonzero(ascii_mask)
+    word_names = dict(zip(names.filter(ascii_mask).to_pylist(), ascii_nodes.tolist(), strict=True))
+    cjk_names: dict[str, int] = {}
+    cjk = _CJK_CHAR.search
+    for node in np.flatnonzero(~ascii_mask).tolist():
+        name = entities[node]
+        (cjk_names if cjk(name) else word_names)[name] = node
+    for alias, canon in aliases.items():
+        target = word_names.get(canon, cjk_names.get(canon))
+        if target is not None:
+            (word_names if alias.isascii() or not cjk(alias) else cjk_names)[alias] = target
+    return word_names, cjk_names
+
+
+def _weights(
+    subj: np.ndarray, obj: np.ndarray, trust: np.ndarray, n_e: int
+) -> tuple[sparse.csr_matrix, np.ndarray]:
+    """W, the symmetric weight matrix (entities first, then memories), as CSR with sorted rows, and its row
+    sums. Fact i adds subject–memory and memory–object edges of weight trust_i; a fact whose subject and
+    object are one entity adds one edge of twice the weight; an edge of weight 0 is left out. Memory rows are
+    laid out directly (at most two entities each, in node order); entity rows are the same pairs counting-
+    sorted by entity (scipy's COO→CSR is linear and stable, so each row stays in memory order)."""
+    n_m = subj.size
+    n = n_e + n_m
+    same = (subj == obj) & (subj >= 0)
+    obj = np.where(same, -1, obj)
+    w_s = np.where(same, 2.0 * trust, trust)
+    s_ok = (subj >= 0) & (w_s > 0)
+    o_ok = (obj >= 0) & (trust > 0)
+    both = s_ok & o_ok
+    s_first = ~o_ok | (both & (subj < obj))  # the subject's edge comes first in the memory's row
+    pair = np.stack([np.where(s_first, subj, obj), np.where(s_first, obj, subj)], axis=1).ravel()
+    pair_w = np.stack([np.where(s_first, w_s, trust), np.where(s_first, trust, w_s)], axis=1).ravel()
+    keep = np.stack([s_ok | o_ok, both], axis=1).ravel()
+    m_indices = pair[keep]
+    m_data = pair_w[keep]
+    m_count = s_ok.astype(np.int64) + o_ok
+    m_indptr = np.zeros(n_m + 1, dtype=np.int64)
+    np.cumsum(m_count, out=m_indptr[1:])
+    members = np.repeat(np.arange(n_m, dtype=np.int64), m_count)  # memory of each pair, ascending
+    ent = sparse.csr_matrix((m_data, (m_indices, members)), shape=(n_e, n_m))
+    index_type = np.int32 if max(n, 2 * m_data.size) < 2**31 else np.int64
+    indptr = np.concatenate([ent.indptr, ent.indptr[-1] + m_indptr[1:]]).astype(index_type)
+    indices = np.concatenate([ent.indices.astype(np.int64) + n_e, m_indices]).astype(index_type)
+    weights = sparse.csr_matrix((np.concatenate([ent.data, m_data]), indices, indptr), shape=(n, n))
+    weights.has_sorted_indices = True
+    degree = np.concatenate(
+        [
+            np.bincount(m_indices, weights=m_data, minlength=n_e),
+            np.where(s_ok, w_s, 0.0) + np.where(o_ok, trust, 0.0),
+        ]
+    )
+    return weights, degree
 
 
 @contextlib.contextmanager
@@ -743,16 +815,20 @@ def _no_gc() -> Iterator[None]:
 
 # between the values of one aggregated column; a value holding it makes scan_facts read row by row
 _SEP = "\x1f"
+GRAPH_SCAN_INDEX = "idx_mem_graph_scan"  # SQLite: migration 0010
 
 
 def _fact_scan_sql(select: str) -> str:
-    """The agent's believed fact rows that are current at ``at`` or start later (parameters: agent, at)."""
-    # SQLite: ``+m.subject`` keeps the planner off the (agent, subject, ...) key index, whose order sends every
-    # row lookup to a random page; the (agent, timestamp) index visits rows about in the order they were written
-    subject = "+m.subject" if connection.vendor == "sqlite" else "m.subject"
+    """The agent's believed fact rows that are current at ``at`` or start later (parameters: agent, at).
+    On SQLite they are read from the covering partial index of migration 0010 alone (its WHERE is repeated
+    here as literals, so that SQLite can prove it applies)."""
+    if connection.vendor == "sqlite":
+        source, believed = f"memories m INDEXED BY {GRAPH_SCAN_INDEX}", "m.quarantined = 0"
+    else:
+        source, believed = "memories m", "m.quarantined = false"
     return (
-        f"SELECT {select} FROM memories m WHERE m.agent_id = %s AND {subject} IS NOT NULL"
-        " AND m.predicate IS NOT NULL AND m.quarantined = %s AND (m.invalidated_by_event IS NULL OR"
+        f"SELECT {select} FROM {source} WHERE m.agent_id = %s AND m.subject IS NOT NULL"
+        f" AND m.predicate IS NOT NULL AND {believed} AND (m.invalidated_by_event IS NULL OR"
         f" m.invalidated_by_event NOT IN {_RETRACT_SQL}) AND (m.valid_until IS NULL OR m.valid_until > %s)"
     )
 
@@ -761,52 +837,60 @@ def load_graph(*, agent_id: str, at: datetime, generation: Any = None) -> Graph:
     """Read the agent's current, believed facts and build its graph (one scan of the agent's fact rows)."""
     with _no_gc():
         facts = scan_facts(agent_id=agent_id, at=at)
-        return build_columns(facts, _alias_map(agent_id) if facts.ids else {}, generation=generation)
+        return build_columns(facts, _alias_map(agent_id) if len(facts.ids) else {}, generation=generation)
 
 
 def scan_facts(*, agent_id: str, at: datetime) -> FactColumns:
-    """The graph's input in one scan. Rows that start later than ``at`` are read too, only for their start:
-    the graph expires at the first moment a fact starts or stops being current (world time moves without a
-    write). The scan returns one row of aggregated columns (the database joins a million values into one
-    string faster than the driver hands over a million rows). When some rows start later, or a value holds
-    the separator (the pieces would not line up), the current rows are read one by one instead."""
+    """The graph's input in one statement: the agent's believed rows not ended at ``at`` as one row of
+    aggregated columns (the database joins a million values into one string faster than the driver hands
+    over a million rows), which Arrow splits in C. The graph expires at the first moment a fact starts or
+    stops being current (world time moves without a write): the statement also returns the earliest end and
+    the latest start. Only when some row starts later than ``at`` (a future-dated fact, rare) does a second,
+    narrow read find those rows, which are then left out, and the earliest of their starts. When a value
+    holds the separator (the pieces would not line up), the current rows are read one by one instead."""
     now = connection.ops.adapt_datetimefield_value(at)
     if connection.vendor == "postgresql":
         agg, trust, sep = "string_agg", "m.origin_trust::text", "chr(31)"
     else:
         agg, trust, sep = "group_concat", "m.origin_trust", "char(31)"
-    later = "m.valid_from > %s"  # a row that starts after ``at`` (NULL: always started)
     select = (
-        f"COUNT(*), SUM(CASE WHEN {later} THEN 1 ELSE 0 END),"
-        f" MIN(CASE WHEN {later} THEN m.valid_from ELSE m.valid_until END),"
-        f" {agg}(m.id, {sep}), {agg}(m.subject, {sep}), {agg}(COALESCE(m.object, ''), {sep}), {agg}({trust}, ',')"
+        f"COUNT(*), MIN(m.valid_until), MAX(m.valid_from), {agg}(m.id, {sep}), {agg}(m.subject, {sep}),"
+        f" {agg}(COALESCE(m.object, ''), {sep}), {agg}({trust}, ',')"
     )
     with connection.cursor() as cur:
-        cur.execute(_fact_scan_sql(select), [now, now, agent_id, False, now])
-        count, n_later, edge, ids, subjects, objects, trusts = cur.fetchone()
-        expires = _as_datetime(edge)
-        if not count:
+        cur.execute(_fact_scan_sql(select), [agent_id, now])
+        count, ends, last_start, ids, subjects, objects, trusts = cur.fetchone()
+        expires = _as_datetime(ends)
+        later: list[str] = []
+        if last_start is not None and _as_datetime(last_start) > at:  # type: ignore[operator]
+            cur.execute(_fact_scan_sql("m.id, m.valid_from") + " AND m.valid_from > %s", [agent_id, now, now])
+            rows = cur.fetchall()
+            later = [mid for mid, _ in rows]
+            starts = min((d for _, start in rows if (d := _as_datetime(start))), default=None)
+            expires = min(expires, starts) if expires and starts else expires or starts
+        if count == len(later):
             return FactColumns((), (), (), (), expires)
-        if not n_later:
-            import pyarrow as pa
-            import pyarrow.compute as pc
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
-            columns = [
-                ids.split(_SEP),
-                *(
-                    pc.split_pattern(pa.array([v], pa.large_string()), _SEP).flatten()
-                    for v in (subjects, objects)
-                ),
-            ]
-            del ids, subjects, objects
-            weights = np.fromstring(trusts, sep=",")
-            if all(len(col) == count for col in columns) and weights.size == count:
-                return FactColumns(*columns, weights, expires)
-            del columns
+        def split(value: str, separator: str) -> Any:
+            return pc.split_pattern(pa.array([value], pa.large_string()), separator).flatten()
+
+        columns = [split(v, _SEP) for v in (ids, subjects, objects)]
+        weights = split(trusts, ",")
+        del ids, subjects, objects, trusts
+        if all(len(col) == count for col in (*columns, weights)):
+            if later:
+                keep = pc.invert(pc.is_in(columns[0], value_set=pa.array(later, pa.large_string())))
+                columns = [col.filter(keep) for col in columns]
+                weights = weights.filter(keep)
+            mids, subs, objs = columns
+            return FactColumns(mids, subs, objs, weights.cast(pa.float64()).to_numpy(), expires)
+        del columns, weights
         cur.execute(
             _fact_scan_sql("m.id, m.subject, m.object, m.origin_trust")
             + " AND (m.valid_from IS NULL OR m.valid_from <= %s)",
-            [agent_id, False, now, now],
+            [agent_id, now, now],
         )
         rows = cur.fetchall()
     if not rows:
@@ -878,33 +962,50 @@ def _push(graph: Graph, seeds: Sequence[int], epsilon: float) -> tuple[np.ndarra
 @dataclass(frozen=True)
 class GraphScores:
     """Memory scores of one query, normalised so the top memory is 1.0 (G3), kept sparse: the memory nodes
-    PPR reached (sorted) and their mass (a query reads a few dozen candidates, not every memory). Scores are
-    rounded to 12 places so that symmetric memories tie exactly, and ties rank by id."""
+    PPR reached and their mass (a query reads a few dozen candidates, not every memory). Scores are rounded
+    to 12 places so that symmetric memories tie exactly, and ties rank by id."""
 
     graph: Graph
-    nodes: np.ndarray  # memory nodes with mass, numbered in graph.memory_ids order, ascending
+    nodes: np.ndarray  # memory nodes with mass, numbered in graph.memory_ids order
     values: np.ndarray  # their PPR mass
     peak: float
     top: list[str]  # the PPR top (PPR_TOP by default), ties by id
     seeds: list[str]
 
     def get(self, memory_id: str) -> float:
-        i = self.graph.memory_index.get(memory_id)
-        if i is None:
-            return 0.0
-        j = int(np.searchsorted(self.nodes, i))
-        if j == self.nodes.size or self.nodes[j] != i:
-            return 0.0
-        return round(float(self.values[j]) / self.peak, 12)
+        return self.get_many([memory_id])[0]
+
+    def get_many(self, memory_ids: Sequence[str]) -> list[float]:
+        """The scores of ``memory_ids`` (0.0 for a memory the query did not reach or the graph lacks). The
+        reached nodes' ids are matched against the few wanted ones (a hash of the wanted ids, in C): the cost
+        follows what the query touched, with no id index of the whole graph to build or keep."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        wanted = list(dict.fromkeys(memory_ids))
+        if not wanted:
+            return []
+        reached = self.graph.memory_ids.take(_arrow_indices(self.nodes))
+        where = pc.index_in(reached, value_set=pa.array(wanted, type=pa.large_string()))
+        where = where.fill_null(-1).to_numpy(zero_copy_only=False)
+        hits = np.flatnonzero(where >= 0)
+        found = {
+            wanted[k]: round(v / self.peak, 12)
+            for k, v in zip(where[hits].tolist(), self.values[hits].tolist(), strict=True)
+        }
+        return [found.get(m, 0.0) for m in memory_ids]
 
     @property
     def scores(self) -> dict[str, float]:
-        """Every memory with a nonzero score (tests and exports; the query path uses ``get``)."""
-        ids = self.graph.memory_ids
-        return {
-            ids[i]: round(v / self.peak, 12)
-            for i, v in zip(self.nodes.tolist(), self.values.tolist(), strict=True)
-        }
+        """Every memory with a nonzero score (tests and exports; the query path uses ``get_many``)."""
+        ids = self.graph.memory_ids.take(_arrow_indices(self.nodes)).to_pylist()
+        return {mid: round(v / self.peak, 12) for mid, v in zip(ids, self.values.tolist(), strict=True)}
+
+
+def _arrow_indices(nodes: np.ndarray) -> Any:
+    import pyarrow as pa
+
+    return pa.array(nodes, type=pa.int64())
 
 
 def memory_scores(
@@ -922,17 +1023,15 @@ def _memory_scores(
     """Scores from memory ``nodes`` (numbered from 0, any order) with positive ``values``."""
     if nodes.size == 0:
         return None
-    order = np.argsort(nodes)  # distinct nodes: any sort is stable
-    nodes, values = nodes[order], values[order]
     peak = float(values.max())
     k = min(top, values.size)
     kth = float(np.partition(values, values.size - k)[values.size - k])
     kth_rounded = round(kth / peak, 12)
     pool = np.flatnonzero(values >= kth * (1 - 1e-9))
-    ids = graph.memory_ids
+    pool_ids = graph.memory_ids.take(_arrow_indices(nodes[pool])).to_pylist()
     ranked = sorted(
-        (-score, ids[int(nodes[j])])
-        for j in pool.tolist()
+        (-score, mid)
+        for j, mid in zip(pool.tolist(), pool_ids, strict=True)
         if (score := round(float(values[j]) / peak, 12)) >= kth_rounded
     )[:top]
     return GraphScores(

@@ -222,11 +222,13 @@ def _fuse(
             extra.append(m)
             if len(extra) >= graph.MAX_GRAPH_ONLY:
                 break
+    graph_score = dict(zip(ids := [m.id for m in (*candidates, *extra)], ppr.get_many(ids), strict=True))
     entries: list[tuple[float, int, int | None, Memory]] = [
-        (score(m, pos, at, w, ppr=ppr.get(m.id)), pos, pos, m) for pos, m in enumerate(candidates)
+        (score(m, pos, at, w, ppr=graph_score[m.id]), pos, pos, m) for pos, m in enumerate(candidates)
     ]
     entries += [
-        (score(m, None, at, w, ppr=ppr.get(m.id)), len(candidates) + k, None, m) for k, m in enumerate(extra)
+        (score(m, None, at, w, ppr=graph_score[m.id]), len(candidates) + k, None, m)
+        for k, m in enumerate(extra)
     ]
     entries.sort(key=lambda t: (-t[0], t[1]))
     return [SearchHit.from_model(m, score=s, fts_position=pos) for s, _, pos, m in entries[:limit]]

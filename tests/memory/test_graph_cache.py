@@ -181,7 +181,7 @@ def test_a_purge_that_only_crushes_derived_trust_still_bumps_the_generation():
     assert result.trust_crushed == 1
     assert engine.graph_generation(agent_id=A) == gen + 1
     graph = g.agent_graph(agent_id=A)
-    i = graph.memory_index[derived] + graph.n_entities
+    i = graph.memory_node(derived) + graph.n_entities
     assert graph.degree[i] == pytest.approx(0.2)  # two edges at the crushed trust 0.1
 
 

@@ -46,7 +46,7 @@ def edges_of(graph):
     coo = graph.rows.tocoo()
     for i, j in zip(coo.row.tolist(), coo.col.tolist(), strict=True):
         if i < graph.n_entities <= j:
-            out[(graph.entities[i], graph.memory_ids[j - graph.n_entities])] = (
+            out[(graph.entities[i], graph.memory_id(j - graph.n_entities))] = (
                 graph.degree[i] * graph.rows[i, j]
             )
     return out
@@ -72,8 +72,8 @@ def test_graph_has_entity_and_memory_nodes_with_trust_weighted_edges_of_current_
     engine.store(agent_id=A, content="a plain memory about Alice")
     graph = load()
     assert sorted(graph.entities) == ["8080", "acme", "alice", "svc"]
-    assert sorted(graph.memory_ids) == sorted([keep, solo, new])
-    assert old not in graph.memory_ids
+    assert sorted(graph.memory_ids.to_pylist()) == sorted([keep, solo, new])
+    assert old not in graph.memory_ids.to_pylist()
     edges = edges_of(graph)
     assert edges == pytest.approx(
         {

@@ -38,12 +38,12 @@ def reference_graph():
 
 def same_graph(a, b):
     assert sorted(a.entities) == sorted(b.entities)
-    assert sorted(a.memory_ids) == sorted(b.memory_ids)
+    assert sorted(a.memory_ids.to_pylist()) == sorted(b.memory_ids.to_pylist())
     assert a.triples == b.triples
 
     def edges(graph):
         coo = graph.rows.tocoo()
-        names = graph.entities + graph.memory_ids
+        names = graph.entities + graph.memory_ids.to_pylist()
         return {
             (names[i], names[j]): round(float(graph.degree[i] * graph.rows[i, j]), 12)
             for i, j in zip(coo.row.tolist(), coo.col.tolist(), strict=True)
@@ -170,6 +170,6 @@ def test_sparse_scores_of_the_query_path_equal_the_dense_vectors_scores():
         dense = g.memory_scores(graph, g.ppr_push(graph, seeds), seeds=seeds, top=10)
         assert sparse.top == dense.top
         assert sparse.scores == dense.scores
-        some = random.Random(seeds[0]).sample(graph.memory_ids, 50)
+        some = random.Random(seeds[0]).sample(graph.memory_ids.to_pylist(), 50)
         assert [sparse.get(m) for m in some] == [dense.get(m) for m in some]
         assert sparse.get("not-a-memory") == 0.0

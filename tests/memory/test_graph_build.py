@@ -1,0 +1,147 @@
+"""The graph's column-wise build (SPEC G1, G6) and its read (G5): names normalised in Arrow exactly as
+``normalize_entity`` does, the CSR laid out directly equal to a plain COO reference, scores looked up among the
+nodes a query reached, and on SQLite the scan answered from its covering index alone."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from django.db import connection
+from django.utils import timezone
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import sparse
+
+from memory.engine import graph as g
+from tests.conftest import dt
+from tests.memory.test_graph_ppr import fact as ppr_fact
+
+A = "agent-build"
+
+# Characters where the ASCII fast path and Python could part ways: every ASCII whitespace Python's str.split
+# knows (\x1c-\x1f included), other control characters, upper case, and non-ASCII that NFKC or lower() change.
+_ALPHABET = (
+    string.ascii_letters
+    + string.digits
+    + " \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x00\x07_-."
+    + "\u00a0\u3000\u2003ＡＢｃ①ﬁ\ufdfaİÉé李老闆茶館Ωω\u200b"
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=_ALPHABET, max_size=12), min_size=1, max_size=30))
+def test_arrow_normalisation_equals_normalize_entity(names):
+    got = g.normalize_names(pa.array(names, pa.large_string())).to_pylist()
+    assert got == [g.normalize_entity(n) for n in names]
+
+
+def reference_weights(subj, obj, trust, n_e):
+    """W built the plain way: both edges of every fact as COO entries, duplicates summed, zeros dropped."""
+    n_m = len(subj)
+    rows, cols, data = [], [], []
+    for i in range(n_m):
+        for e in (subj[i], obj[i]):
+            if e >= 0:
+                rows += [e, n_e + i]
+                cols += [n_e + i, e]
+                data += [trust[i], trust[i]]
+    w = sparse.csr_matrix((data, (rows, cols)), shape=(n_e + n_m, n_e + n_m))
+    w.eliminate_zeros()
+    w.sort_indices()
+    return w
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_directly_laid_out_csr_equals_the_coo_reference(seed):
+    rng = np.random.default_rng(seed)
+    n_m, n_e = 400, 37
+    subj = rng.integers(-1, n_e, n_m)  # -1: a name that normalises to nothing
+    obj = np.where(rng.random(n_m) < 0.3, subj, rng.integers(-1, n_e, n_m))  # many subject == object
+    trust = rng.choice([0.0, 0.3, 0.6, 1.0], n_m)  # zero-trust edges are left out
+    got, degree = g._weights(subj, obj, trust, n_e)
+    want = reference_weights(subj.tolist(), obj.tolist(), trust.tolist(), n_e)
+    assert got.shape == want.shape
+    assert np.array_equal(got.indptr, want.indptr)
+    assert np.array_equal(got.indices, want.indices)  # sorted within every row
+    assert np.allclose(got.data, want.data, rtol=0, atol=1e-15)
+    assert np.allclose(degree, np.asarray(want.sum(axis=1)).ravel(), rtol=0, atol=1e-12)
+    assert got.indices.dtype == np.int32 and got.indptr.dtype == np.int32  # the push kernel's compiled types
+
+
+def test_a_fact_whose_subject_and_object_are_one_entity_has_one_edge_of_twice_its_trust():
+    graph = g.build_graph([("m1", "Loop", " loop ", 0.4), ("m2", "loop", "other", 0.5)], {})
+    loop = graph.entities.index("loop")
+    row = graph.rows[loop].toarray().ravel() * graph.degree[loop]
+    assert graph.degree[loop] == pytest.approx(0.8 + 0.5)
+    assert row[graph.n_entities + 0] == pytest.approx(0.8)
+    assert graph.degree[graph.n_entities + 0] == pytest.approx(0.8)
+
+
+def test_aliases_merge_surface_forms_in_the_columnwise_build():
+    rows = [("m1", "李老闆", "Lantern", 1.0), ("m2", "老闆", "tea", 0.5), ("m3", "ZhiXu", "tea", 0.5)]
+    graph = g.build_graph(rows, {"老闆": "李老闆", "zhixu": "李老闆"})
+    assert sorted(graph.entities) == ["lantern", "tea", "李老闆"]
+    boss = graph.entities.index("李老闆")
+    assert graph.cjk_names["老闆"] == boss and graph.word_names["zhixu"] == boss
+    assert graph.rows[boss].nnz == 3
+
+
+def test_scores_are_looked_up_among_the_reached_nodes():
+    rng = random.Random(5)
+    rows = [
+        (f"m{i:04d}", f"e{rng.randrange(40)}", f"e{rng.randrange(40)}", 0.5 + i % 3 / 4) for i in range(600)
+    ]
+    rows += [("island", "far", "away", 1.0)]
+    graph = g.build_graph(rows, {})
+    scores = g.rank(graph, [graph.entities.index("e3")], top=10)
+    dense = scores.scores
+    some = rng.sample(sorted(dense), 20)
+    assert scores.get_many([*some, "island", "nope", some[0]]) == [
+        *(dense[m] for m in some),
+        0.0,
+        0.0,
+        dense[some[0]],
+    ]
+    assert scores.get_many([]) == []
+    assert graph.memory_node("island") == 600 and graph.memory_node("nope") is None
+    assert graph.memory_id(600) == "island"
+
+
+# --- the scan ------------------------------------------------------------------------------------------------
+
+
+def fact(subject, predicate, obj=None, **kw):
+    return ppr_fact(subject, predicate, obj, agent_id=A, **kw)
+
+
+@pytest.mark.django_db
+def test_sqlite_answers_the_scan_from_the_covering_index_alone():
+    with connection.cursor() as cur:
+        if connection.vendor == "postgresql":  # B-tree entries are capped there: no such index, ever
+            cur.execute("SELECT count(*) FROM pg_indexes WHERE indexname = %s", [g.GRAPH_SCAN_INDEX])
+            assert cur.fetchone()[0] == 0
+            return
+        cur.execute(
+            "EXPLAIN QUERY PLAN " + g._fact_scan_sql("COUNT(*), group_concat(m.id)"), [A, "2030-01-01"]
+        )
+        plan = " ".join(str(row[-1]) for row in cur.fetchall())
+    assert f"COVERING INDEX {g.GRAPH_SCAN_INDEX}" in plan
+
+
+@pytest.mark.django_db
+def test_a_future_dated_fact_is_left_out_of_the_aggregated_columns_and_sets_the_expiry():
+    now = fact("svc", "port", "8080", origin="user")
+    soon = fact("svc", "owner", "dana", origin="user", valid_until=dt("2098-06-01"))
+    later = fact("svc", "region", "eu", origin="user", valid_from=dt("2099-01-01"))
+    facts = g.scan_facts(agent_id=A, at=timezone.now())
+    assert isinstance(facts.ids, pa.Array)  # the aggregated read, not the row-by-row fallback
+    assert sorted(facts.ids.to_pylist()) == sorted([now, soon])
+    assert len(facts.subjects) == len(facts.objects) == len(facts.trusts) == 2
+    assert facts.expires == dt("2098-06-01")  # the earliest of the ends and the later starts
+    assert later not in g.load_graph(agent_id=A, at=timezone.now()).memory_ids.to_pylist()
+    assert g.scan_facts(agent_id=A, at=dt("2098-07-01")).expires == dt("2099-01-01")
+    assert "eu" in g.load_graph(agent_id=A, at=dt("2099-02-01")).entities
