@@ -216,14 +216,24 @@ def write_transaction(func: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
-def lock_key(agent_id: str, subject: str, predicate: str) -> None:
-    """Serialise writers of one key. SQLite's IMMEDIATE transactions already serialise all writers."""
+def _advisory_lock(name: str) -> None:
+    """A transaction-scoped lock on ``name`` (PostgreSQL). SQLite's IMMEDIATE transactions already serialise
+    all writers."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cur:
-            cur.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                [f"key\x1f{agent_id}\x1f{subject}\x1f{predicate}"],
-            )
+            cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [name])
+
+
+def lock_key(agent_id: str, subject: str, predicate: str) -> None:
+    """Serialise writers of one key."""
+    _advisory_lock(f"key\x1f{agent_id}\x1f{subject}\x1f{predicate}")
+
+
+def lock_origin(agent_id: str, origin: str) -> None:
+    """Serialise an origin purge with a decision's undo, which could bring that origin's writes back: the undo
+    checks for a purge after the decision, so the purge must not run between that check and the restore.
+    Taken before any key lock (purge and undo both lock keys after it)."""
+    _advisory_lock(f"origin\x1f{agent_id}\x1f{origin}")
 
 
 def ensure_agent(agent_id: str, *, bump_generation: bool) -> None:

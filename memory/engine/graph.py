@@ -148,9 +148,7 @@ def _alias_map(agent_id: str) -> dict[str, str]:
 
 
 def _lock_aliases(agent_id: str) -> None:
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cur:
-            cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"alias\x1f{agent_id}"])
+    c._advisory_lock(f"alias\x1f{agent_id}")
 
 
 @c.write_transaction

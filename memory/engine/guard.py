@@ -742,6 +742,12 @@ def quarantine_release(*, request_id: Any, actor: str) -> ApprovalRequest:
     return request
 
 
+def _snapshot_origins(snapshot: dict[str, Any]) -> list[str]:
+    """The origins of a decision snapshot's writes, sorted (the order their locks are taken in)."""
+    ids = [int(i) for i in (snapshot.get("writes") or {})]
+    return sorted(set(FactWrite.objects.filter(id__in=ids).values_list("origin", flat=True))) if ids else []
+
+
 def _purge_after(agent_id: str, snapshot: dict[str, Any], since: datetime) -> AuditEvent | None:
     """The first origin purge (``invalidate_by_origin``) at or after ``since`` that covered one of the
     snapshot's writes: same origin, and ingested at or after the purge's own ``since`` (if it had one). A purge
@@ -856,6 +862,8 @@ def quarantine_undo(*, request_id: Any, actor: str, reason: str = "undone by the
         .exists()
     ):
         raise conflict
+    for origin in _snapshot_origins(request.undo_state or {}):  # no purge between this check and the restore
+        c.lock_origin(request.agent_id, origin)
     purge = _purge_after(request.agent_id, request.undo_state or {}, decided_at)
     if purge is not None:
         raise UndoConflict(

@@ -41,6 +41,7 @@ def invalidate_by_origin(
     origin = check_origin(origin)
     since_dt = c.parse_time(since, field="since")
     actor = c.check_actor(actor)
+    c.lock_origin(agent_id, origin)  # before reading: an undo restoring this origin's writes finishes first
     t = c.now()
 
     writes = FactWrite.objects.filter(agent_id=agent_id, origin=origin).exclude(

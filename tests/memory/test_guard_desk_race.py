@@ -3,6 +3,7 @@ claim, an undo against the TTL job and against another reviewer's decision. One 
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -101,3 +102,38 @@ def test_undo_against_another_reviewers_decision_never_loses_a_decision():
         assert getattr(approve, "code", None) in {"already_decided", "claimed_by_other"}, results
         assert request.status == "pending" and request.claimed_by == "user:a"
         assert states == {"quarantined"}
+
+
+def test_an_origin_purge_during_a_reject_undo_never_leaves_the_purged_writes_pending(monkeypatch):
+    """The undo checks for a purge after the decision, then restores the rejected writes to quarantine. A purge
+    landing between the two would skip those writes (still retracted when it read them) and the undo would then
+    bring them back. The undo holds the origin's lock across check and restore, so the purge waits for it and
+    retracts what the undo restored: nothing from the purged origin is left pending."""
+    from memory.engine import guard
+
+    check = guard._purge_after
+
+    def slow_check(*args, **kwargs):  # widen the window between the check and the restore
+        found = check(*args, **kwargs)
+        time.sleep(0.6)
+        return found
+
+    monkeypatch.setattr(guard, "_purge_after", slow_check)
+    for round_ in range(2):
+        agent = f"race-undo-purge-{round_}"
+        request = make_batch(agent)
+        engine.quarantine_reject(request.id, actor="user:a", reason="poisoning")
+
+        def purge_later(agent=agent):
+            time.sleep(0.2)  # the undo is inside its window by now
+            return engine.invalidate_by_origin(agent_id=agent, origin="channel:x", actor="user:b")
+
+        results, _ = run_parallel(
+            [lambda rid=request.id: engine.quarantine_undo(request_id=rid, actor="user:a"), purge_later]
+        )
+        undo, purge = results
+        assert isinstance(undo, ApprovalRequest), results  # it checked before the purge existed
+        assert not isinstance(purge, BaseException), results
+        states = set(FactWrite.objects.filter(agent_id=agent).values_list("state", flat=True))
+        assert states == {"retracted"}, states  # the purge ran after the restore and covered it
+        assert purge.retracted > 0, purge  # it found the restored rows
