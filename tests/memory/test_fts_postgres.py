@@ -42,9 +42,7 @@ def test_the_largest_subject_and_content_are_written_and_found_within_a_statemen
     """512 copies of U+FDFA (18 characters each after NFKC) as the subject and ~21k CJK characters of content
     took minutes with the quadratic body; bounded work now (a 20 s cap, about 100× what it needs)."""
     assert on_postgres
-    content = ("我想找李老闆喝茶談一談新的計畫" * 1500)[
-        : engine.MAX_CONTENT_BYTES // 3 - 10
-    ] + " lantern"
+    content = ("我想找李老闆喝茶談一談新的計畫" * 1500)[: engine.MAX_CONTENT_BYTES // 3 - 10] + " lantern"
     with connection.cursor() as cur:
         cur.execute("SET LOCAL statement_timeout = '20s'")
     stored = engine.store_temporal(
