@@ -259,9 +259,13 @@ def _fact_rows(agent_id: str, at: datetime, *, include_quarantined: bool) -> Any
 
 
 def _facts_touching(
-    agent_id: str, names: set[str], resolve: _Resolver, *, include_quarantined: bool, limit: int
+    agent_id: str, names: set[str], aliases: dict[str, str], *, include_quarantined: bool, limit: int
 ) -> list[MemoryRecord]:
+    """Current facts whose subject or object resolves (normalised, then through ``aliases``) to one of
+    ``names``, newest first. Row by row, so that it stops at ``limit``: a busy entity is answered from the
+    newest rows (the columns of ``_edge_columns`` would read every row every time)."""
     at = c.now()
+    resolve = _Resolver(aliases)
     ids: list[str] = []
     rows = (
         _fact_rows(agent_id, at, include_quarantined=include_quarantined)
@@ -297,16 +301,14 @@ def alias_preview(*, agent_id: str, canonical: str, alias: str, limit: int = 200
         conflicts.append(
             f"{len(followers)} alias(es) of {name!r} will point to {target!r}: " + ", ".join(followers[:10])
         )
-    resolve = _Resolver({})  # raw names, not resolved: which surface forms sit on which side
     alias_side = {name, *followers}
     canon_side = {target, *(a for a, canon in aliases.items() if canon == target)} - alias_side
+    # raw names, not resolved ({} as the aliases): which surface forms sit on which side
     return AliasPreview(
         canonical=target,
         alias=name,
-        facts_moving=_facts_touching(agent_id, alias_side, resolve, include_quarantined=False, limit=limit),
-        facts_canonical=_facts_touching(
-            agent_id, canon_side, resolve, include_quarantined=False, limit=limit
-        ),
+        facts_moving=_facts_touching(agent_id, alias_side, {}, include_quarantined=False, limit=limit),
+        facts_canonical=_facts_touching(agent_id, canon_side, {}, include_quarantined=False, limit=limit),
         conflicts=conflicts,
     )
 
@@ -370,7 +372,9 @@ def graph_view(
 ) -> GraphView:
     """The entity graph a curator looks at: edges subject–object labelled by predicate (facts without an
     object have no edge here; ``entity_facts`` lists them), filters, an optional neighbourhood (depth 1–2)
-    of one alias-resolved entity, and a cap with the totals to say "showing N of M"."""
+    of one alias-resolved entity, and a cap with the totals to say "showing N of M". Filters and the
+    neighbourhood work on the columns of the agent's current facts (``_edge_columns``); only the edges shown
+    become Python objects."""
     agent_id = c.check_agent_id(agent_id)
     limit = _check_limit(limit, MAX_VIEW_LIMIT)
     if isinstance(depth, bool) or depth not in (1, 2):
@@ -379,52 +383,42 @@ def graph_view(
     if predicate is not None and not isinstance(predicate, str):
         raise InvalidArgument("predicate must be a string", field="predicate")
     predicate = predicate.strip() if predicate else None
-    resolve = _Resolver(_alias_map(agent_id))
+    aliases = _alias_map(agent_id)
     focus = None
     if entity is not None and normalize_entity(entity):
         norm = normalize_entity(entity)
-        focus = resolve.aliases.get(norm, norm)
-    all_edges: list[dict[str, Any]] = []
-    predicates: set[str] = set()
-    for mid, subject, pred, obj, otrust, quarantined in _edge_rows(agent_id, c.now()).iterator(
-        chunk_size=2000
-    ):
-        predicates.add(pred)
-        s, o = resolve(subject), resolve(obj)
-        if not s or not o:
-            continue
-        if predicate and pred != predicate:
-            continue
-        if otrust < trust:
-            continue
-        all_edges.append(
-            {
-                "subject": s,
-                "predicate": pred,
-                "object": o,
-                "memory_id": mid,
-                "origin_trust": otrust,
-                "quarantined": bool(quarantined),
-            }
-        )
+        focus = aliases.get(norm, norm)
+    edges = _edge_columns(agent_id, c.now(), aliases=aliases, include_quarantined=True)
+    s, o = edges.subjects, edges.objects
+    keep = (s >= 0) & (o >= 0) & (edges.trusts >= trust)
+    if predicate:
+        keep &= edges.predicate_is(predicate)
+    rows = np.flatnonzero(keep)
     if focus is not None:
-        reach = {focus}
-        frontier = {focus}
+        f = edges.code(focus)
+        reach = np.asarray([f], dtype=np.int64)
         for _ in range(depth - 1):
-            nxt = set()
-            for e in all_edges:
-                if e["subject"] in frontier and e["object"] not in reach:
-                    nxt.add(e["object"])
-                if e["object"] in frontier and e["subject"] not in reach:
-                    nxt.add(e["subject"])
-            reach |= nxt
-            frontier = nxt
-        all_edges = [e for e in all_edges if e["subject"] in reach or e["object"] in reach]
+            rs, ro = s[rows], o[rows]
+            reach = np.union1d(reach, np.concatenate([ro[np.isin(rs, reach)], rs[np.isin(ro, reach)]]))
+        rows = rows[np.isin(s[rows], reach) | np.isin(o[rows], reach)]
         # the focus's own edges first, so a cap never hides them
-        all_edges.sort(key=lambda e: 0 if focus in (e["subject"], e["object"]) else 1)
-    shown = all_edges[:limit]
+        rows = rows[np.argsort(~((s[rows] == f) | (o[rows] == f)), kind="stable")]
+    shown = rows[:limit]
+    shown_ids = edges.ids.take(_arrow_indices(shown)).to_pylist()
+    shown_predicates = edges.predicates.take(_arrow_indices(shown)).to_pylist()
+    out = [
+        {
+            "subject": edges.name(int(s[i])),
+            "predicate": pred,
+            "object": edges.name(int(o[i])),
+            "memory_id": mid,
+            "origin_trust": float(edges.trusts[i]),
+            "quarantined": bool(edges.quarantined[i]),
+        }
+        for i, mid, pred in zip(shown.tolist(), shown_ids, shown_predicates, strict=True)
+    ]
     degree: dict[str, int] = {}
-    for e in shown:
+    for e in out:
         for n in (e["subject"], e["object"]):
             degree[n] = degree.get(n, 0) + 1
     if focus is not None and focus not in degree and focus:
@@ -435,11 +429,11 @@ def graph_view(
     ]
     return GraphView(
         nodes=nodes,
-        edges=shown,
-        predicates=sorted(predicates),
-        total_edges=len(all_edges),
-        shown_edges=len(shown),
-        truncated=len(all_edges) > len(shown),
+        edges=out,
+        predicates=edges.predicate_names(),
+        total_edges=int(rows.size),
+        shown_edges=len(out),
+        truncated=rows.size > len(out),
         entity=focus,
     )
 
@@ -451,10 +445,13 @@ def entity_facts(
     agent_id = c.check_agent_id(agent_id)
     limit = _check_limit(limit, 1000)
     name = _check_name(entity, field="entity")
-    resolve = _Resolver(_alias_map(agent_id))
-    target = resolve.aliases.get(name, name)
+    aliases = _alias_map(agent_id)
     return _facts_touching(
-        agent_id, {target}, resolve, include_quarantined=bool(include_quarantined), limit=limit
+        agent_id,
+        {aliases.get(name, name)},
+        aliases,
+        include_quarantined=bool(include_quarantined),
+        limit=limit,
     )
 
 
@@ -895,6 +892,104 @@ def scan_facts(*, agent_id: str, at: datetime) -> FactColumns:
         return FactColumns((), (), (), (), expires)
     mids, subs, objs, weights = zip(*rows, strict=True)
     return FactColumns(mids, subs, objs, weights, expires)
+
+
+@dataclass(frozen=True)
+class EdgeColumns:
+    """The agent's current fact rows (for the curator's reads) as columns, newest first (timestamp, then id,
+    descending): ids and predicates as Arrow arrays; subject and object as codes into ``names`` (normalised and
+    alias-resolved entity names; -1 for none); trust and the quarantine flag as NumPy arrays."""
+
+    ids: Any
+    predicates: Any
+    subjects: np.ndarray
+    objects: np.ndarray
+    trusts: np.ndarray
+    quarantined: np.ndarray
+    names: Any
+
+    def code(self, name: str) -> int:
+        """The code of entity ``name``, or -2 (which no row has) if no row names it."""
+        import pyarrow.compute as pc
+
+        i = pc.index(self.names, name).as_py() if len(self.names) else -1
+        return -2 if i < 0 else int(i)
+
+    def name(self, code: int) -> str:
+        return str(self.names[code].as_py())
+
+    def predicate_is(self, predicate: str) -> np.ndarray:
+        import pyarrow.compute as pc
+
+        return np.asarray(pc.equal(self.predicates, predicate).to_numpy(zero_copy_only=False), dtype=bool)
+
+    def predicate_names(self) -> list[str]:
+        import pyarrow.compute as pc
+
+        return sorted(pc.unique(self.predicates).to_pylist())
+
+
+def _edge_columns(
+    agent_id: str, at: datetime, *, aliases: dict[str, str], include_quarantined: bool
+) -> EdgeColumns:
+    """Every current fact row of the agent (quarantined ones too, if asked), read as one row of aggregated
+    columns like ``scan_facts`` (row by row if a value holds the separator), sorted and name-resolved in Arrow."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    now = connection.ops.adapt_datetimefield_value(at)
+    if connection.vendor == "postgresql":
+        agg, sep, subject = "string_agg", "chr(31)", "m.subject"
+        trust, flag, believed = "m.origin_trust::text", "m.quarantined::int::text", "m.quarantined = false"
+        stamp = "to_char(m.timestamp AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')"  # sorts as text
+    else:  # SQLite stores str(datetime), which sorts as text; ``+``: see the note in retrieval
+        agg, sep, subject = "group_concat", "char(31)", "+m.subject"
+        trust, flag, believed, stamp = "m.origin_trust", "m.quarantined", "m.quarantined = 0", "m.timestamp"
+    where = (
+        f" FROM memories m WHERE m.agent_id = %s AND {subject} IS NOT NULL AND m.predicate IS NOT NULL"
+        f" AND (m.invalidated_by_event IS NULL OR m.invalidated_by_event NOT IN {_RETRACT_SQL})"
+        " AND (m.valid_from IS NULL OR m.valid_from <= %s) AND (m.valid_until IS NULL OR m.valid_until > %s)"
+        + ("" if include_quarantined else f" AND {believed}")
+    )
+    texts = ["m.id", "m.subject", "COALESCE(m.object, '')", "m.predicate", stamp]
+    select = ", ".join([*(f"{agg}({t}, {sep})" for t in texts), f"{agg}({trust}, ','), {agg}({flag}, ',')"])
+    params = [agent_id, now, now]
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT COUNT(*), {select}{where}", params)
+        count, *joined = cur.fetchone()
+        columns: list[Any] = []
+        if count:
+            columns = [
+                pc.split_pattern(pa.array([v], pa.large_string()), s).flatten()
+                for v, s in zip(joined, [_SEP] * len(texts) + [",", ","], strict=True)
+            ]
+            del joined
+        if any(len(col) != count for col in columns):  # a value holds the separator: read the rows
+            cur.execute(f"SELECT {', '.join([*texts, trust, flag])}{where}", params)
+            rows = list(zip(*cur.fetchall(), strict=True))
+            columns = [pa.array([str(v) for v in col], pa.large_string()) for col in rows]
+    if not columns:
+        columns = [pa.array([], pa.large_string())] * 7
+    ids, subjects, objects, predicates, stamps, trusts, flags = columns
+    order = pc.sort_indices(
+        pa.table({"t": stamps, "i": ids}), sort_keys=[("t", "descending"), ("i", "descending")]
+    )
+    ids, subjects, objects, predicates, trusts, flags = (
+        col.take(order) for col in (ids, subjects, objects, predicates, trusts, flags)
+    )
+    codes, distinct = _encode_names(subjects, objects)
+    node_of_raw, names = _entity_nodes(distinct, aliases)
+    nodes = node_of_raw[codes]
+    n = len(ids)
+    return EdgeColumns(
+        ids=ids,
+        predicates=predicates,
+        subjects=nodes[:n],
+        objects=nodes[n:],
+        trusts=trusts.cast(pa.float64()).to_numpy(zero_copy_only=False),
+        quarantined=flags.cast(pa.int8()).to_numpy(zero_copy_only=False).astype(bool),
+        names=names,
+    )
 
 
 def _as_datetime(value: Any) -> datetime | None:

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import sparse
 
+from memory import engine
 from memory.engine import graph as g
 from tests.conftest import dt
 from tests.memory.test_graph_ppr import fact as ppr_fact
@@ -145,3 +146,97 @@ def test_a_future_dated_fact_is_left_out_of_the_aggregated_columns_and_sets_the_
     assert later not in g.load_graph(agent_id=A, at=timezone.now()).memory_ids.to_pylist()
     assert g.scan_facts(agent_id=A, at=dt("2098-07-01")).expires == dt("2099-01-01")
     assert "eu" in g.load_graph(agent_id=A, at=dt("2099-02-01")).entities
+
+
+# --- the curator's graph view on columns ---------------------------------------------------------------------
+
+
+def reference_view(agent_id, entity=None, depth=1, predicate=None, min_trust=0.0, limit=300):
+    """graph_view as it was written row by row over the ORM (the oracle for the column-wise one)."""
+    resolve = g._Resolver(g._alias_map(agent_id))
+    focus = None
+    if entity is not None and g.normalize_entity(entity):
+        norm = g.normalize_entity(entity)
+        focus = resolve.aliases.get(norm, norm)
+    all_edges, predicates = [], set()
+    for mid, subject, pred, obj, otrust, quarantined in g._edge_rows(agent_id, timezone.now()):
+        predicates.add(pred)
+        s, o = resolve(subject), resolve(obj)
+        if not s or not o or (predicate and pred != predicate) or otrust < min_trust:
+            continue
+        all_edges.append(
+            {"subject": s, "predicate": pred, "object": o, "memory_id": mid, "origin_trust": otrust,
+             "quarantined": bool(quarantined)}
+        )  # fmt: skip
+    if focus is not None:
+        reach, frontier = {focus}, {focus}
+        for _ in range(depth - 1):
+            nxt = {e["object"] for e in all_edges if e["subject"] in frontier and e["object"] not in reach}
+            nxt |= {e["subject"] for e in all_edges if e["object"] in frontier and e["subject"] not in reach}
+            reach |= nxt
+            frontier = nxt
+        all_edges = [e for e in all_edges if e["subject"] in reach or e["object"] in reach]
+        all_edges.sort(key=lambda e: 0 if focus in (e["subject"], e["object"]) else 1)
+    shown = all_edges[:limit]
+    degree = {}
+    for e in shown:
+        for n in (e["subject"], e["object"]):
+            degree[n] = degree.get(n, 0) + 1
+    if focus is not None and focus not in degree and focus:
+        degree[focus] = 0
+    nodes = [
+        {"id": n, "label": n, "kind": "entity", "degree": d}
+        for n, d in sorted(degree.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    return g.GraphView(
+        nodes, shown, sorted(predicates), len(all_edges), len(shown), len(all_edges) > len(shown), focus
+    )
+
+
+@pytest.mark.django_db
+def test_the_columnwise_graph_view_equals_the_row_by_row_reference():
+    rng = random.Random(17)
+    forms = [
+        "Alice",
+        "alice ",
+        "ALICE",
+        "Bob",
+        "bob",
+        "李老闆",
+        "老闆",
+        "Zhixu",
+        "Acme Corp",
+        "acme  corp",
+        "Ｄａｎａ",
+        "dana",
+        "x",
+    ]
+    for i in range(160):
+        obj = None if i % 9 == 0 else rng.choice(forms)
+        trust = rng.choice([None, 0.2, 0.45, 0.9])
+        fact(
+            rng.choice(forms),
+            rng.choice(["knows", "owns", "leads"]) + str(i % 40),
+            obj,
+            origin="user",
+            origin_trust=trust,
+        )
+    for k in range(5):  # a burst from one origin: quarantined, flagged in the view
+        ppr_fact("Mallory", f"says{k}", rng.choice(forms), agent_id=A, origin="channel:burst", protect=True)
+    engine.alias_add(agent_id=A, canonical="李老闆", alias="zhixu")
+    engine.alias_add(agent_id=A, canonical="李老闆", alias="老闆")
+    cases = [
+        {},
+        {"limit": 7},
+        {"entity": "Alice"},
+        {"entity": " ZHIXU ", "depth": 2, "limit": 25},
+        {"entity": "dana", "depth": 2},
+        {"entity": "nobody"},
+        {"predicate": "knows3"},
+        {"min_trust": 0.5, "limit": 40},
+        {"entity": "acme corp", "min_trust": 0.3, "depth": 2, "limit": 5},
+    ]
+    for case in cases:
+        got, want = g.graph_view(agent_id=A, **case), reference_view(A, **case)
+        assert got == want, case
+    assert any(e["quarantined"] for e in g.graph_view(agent_id=A, limit=5000).edges)
