@@ -417,18 +417,8 @@ def graph_view(
         }
         for i, mid, pred in zip(shown.tolist(), shown_ids, shown_predicates, strict=True)
     ]
-    degree: dict[str, int] = {}
-    for e in out:
-        for n in (e["subject"], e["object"]):
-            degree[n] = degree.get(n, 0) + 1
-    if focus is not None and focus not in degree and focus:
-        degree[focus] = 0
-    nodes = [
-        {"id": n, "label": n, "kind": "entity", "degree": d}
-        for n, d in sorted(degree.items(), key=lambda kv: (-kv[1], kv[0]))
-    ]
     return GraphView(
-        nodes=nodes,
+        nodes=view_nodes(out, focus),
         edges=out,
         predicates=edges.predicate_names(),
         total_edges=int(rows.size),
@@ -436,6 +426,20 @@ def graph_view(
         truncated=rows.size > len(out),
         entity=focus,
     )
+
+
+def view_nodes(edges: list[dict[str, Any]], focus: str | None) -> list[dict[str, Any]]:
+    """The nodes of the edges shown, by degree among them, then name; the focus entity even without edges."""
+    degree: dict[str, int] = {}
+    for e in edges:
+        for n in (e["subject"], e["object"]):
+            degree[n] = degree.get(n, 0) + 1
+    if focus and focus not in degree:
+        degree[focus] = 0
+    return [
+        {"id": n, "label": n, "kind": "entity", "degree": d}
+        for n, d in sorted(degree.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
 
 
 def entity_facts(

