@@ -216,6 +216,16 @@ def test_the_columnwise_graph_view_equals_the_row_by_row_reference():
         ppr_fact("Mallory", f"says{k}", rng.choice(forms), agent_id=A, origin="channel:burst", protect=True)
     engine.alias_add(agent_id=A, canonical="李老闆", alias="zhixu")
     engine.alias_add(agent_id=A, canonical="李老闆", alias="老闆")
+    check_cases()
+    fact("left\x1fright", "joins", "Acme Corp", origin="user")  # a separator in a value: read row by row
+    assert not isinstance(g.scan_facts(agent_id=A, at=timezone.now()).ids, pa.Array)
+    check_cases()
+    assert ("left right", "acme corp") in {
+        (e["subject"], e["object"]) for e in g.graph_view(agent_id=A).edges
+    }
+
+
+def check_cases():
     cases = [
         {},
         {"limit": 7},
