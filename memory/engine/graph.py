@@ -388,7 +388,7 @@ def graph_view(
     if entity is not None and normalize_entity(entity):
         norm = normalize_entity(entity)
         focus = aliases.get(norm, norm)
-    edges = _edge_columns(agent_id, c.now(), aliases=aliases, include_quarantined=True)
+    edges = _edge_columns(agent_id, c.now(), aliases=aliases)
     s, o = edges.subjects, edges.objects
     keep = (s >= 0) & (o >= 0) & (edges.trusts >= trust)
     if predicate:
@@ -937,27 +937,26 @@ class EdgeColumns:
         return sorted(pc.unique(self.predicates).to_pylist())
 
 
-def _edge_columns(
-    agent_id: str, at: datetime, *, aliases: dict[str, str], include_quarantined: bool
-) -> EdgeColumns:
-    """Every current fact row of the agent (quarantined ones too, if asked), read as one row of aggregated
-    columns like ``scan_facts`` (row by row if a value holds the separator), sorted and name-resolved in Arrow."""
+def _edge_columns(agent_id: str, at: datetime, *, aliases: dict[str, str]) -> EdgeColumns:
+    """Every current fact row of the agent, quarantined ones included, read as one row of aggregated columns
+    like ``scan_facts`` (row by row if a value holds the separator), sorted and name-resolved in Arrow."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     now = connection.ops.adapt_datetimefield_value(at)
     if connection.vendor == "postgresql":
         agg, sep, subject = "string_agg", "chr(31)", "m.subject"
-        trust, flag, believed = "m.origin_trust::text", "m.quarantined::int::text", "m.quarantined = false"
+        trust, flag = "m.origin_trust::text", "m.quarantined::int::text"
         stamp = "to_char(m.timestamp AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')"  # sorts as text
-    else:  # SQLite stores str(datetime), which sorts as text; ``+``: see the note in retrieval
+    else:  # SQLite stores str(datetime), which sorts as text. ``+m.subject`` keeps the planner off the key
+        # index (agent, subject, ...), whose order sends every row lookup to a random page; the (agent,
+        # timestamp) index visits the rows about in the order they were written
         agg, sep, subject = "group_concat", "char(31)", "+m.subject"
-        trust, flag, believed, stamp = "m.origin_trust", "m.quarantined", "m.quarantined = 0", "m.timestamp"
+        trust, flag, stamp = "m.origin_trust", "m.quarantined", "m.timestamp"
     where = (
         f" FROM memories m WHERE m.agent_id = %s AND {subject} IS NOT NULL AND m.predicate IS NOT NULL"
         f" AND (m.invalidated_by_event IS NULL OR m.invalidated_by_event NOT IN {_RETRACT_SQL})"
         " AND (m.valid_from IS NULL OR m.valid_from <= %s) AND (m.valid_until IS NULL OR m.valid_until > %s)"
-        + ("" if include_quarantined else f" AND {believed}")
     )
     texts = ["m.id", "m.subject", "COALESCE(m.object, '')", "m.predicate", stamp]
     select = ", ".join([*(f"{agg}({t}, {sep})" for t in texts), f"{agg}({trust}, ','), {agg}({flag}, ',')"])
