@@ -241,3 +241,23 @@ def check_cases():
         got, want = g.graph_view(agent_id=A, **case), reference_view(A, **case)
         assert got == want, case
     assert any(e["quarantined"] for e in g.graph_view(agent_id=A, limit=5000).edges)
+
+
+@pytest.mark.django_db
+def test_a_future_dated_fact_written_between_the_scans_two_reads_leaves_the_current_facts_alone():
+    """The scan's second read (rows that start later) can see a row the first, aggregated read did not: only the
+    later rows that were read the first time are dropped, so the current facts stay."""
+    current = fact("svc", "port", "8080", origin="user")
+    fact("svc", "region", "eu", origin="user", valid_from=dt("2099-01-01"))
+    wrote = []
+
+    def write_in_between(execute, sql, params, many, context):
+        if "m.valid_from > " in sql and "m.id, m.valid_from" in sql and not wrote:
+            wrote.append(fact("svc", "owner", "dana", origin="user", valid_from=dt("2098-01-01")))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(write_in_between):
+        facts = g.scan_facts(agent_id=A, at=timezone.now())
+    assert wrote  # the second read ran, after the extra write
+    assert facts.ids.to_pylist() == [current]
+    assert facts.expires == dt("2098-01-01")  # the row it saw still bounds the graph's life
