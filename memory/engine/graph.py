@@ -841,6 +841,26 @@ def load_graph(*, agent_id: str, at: datetime, generation: Any = None) -> Graph:
         return build_columns(facts, _alias_map(agent_id) if len(facts.ids) else {}, generation=generation)
 
 
+def _aggregate_sql() -> tuple[str, str, str]:
+    """This database's string aggregate, the separator ``_SEP`` as SQL, and the trust column as text."""
+    if connection.vendor == "postgresql":
+        return "string_agg", "chr(31)", "m.origin_trust::text"
+    return "group_concat", "char(31)", "m.origin_trust"
+
+
+def _split_joined(joined: Sequence[str], separators: Sequence[str], count: int) -> list[Any] | None:
+    """Aggregated columns split into Arrow arrays (in C), or None when one does not split into ``count``
+    values (a value held its separator: the caller reads the rows instead)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = [
+        pc.split_pattern(pa.array([value], pa.large_string()), separator).flatten()
+        for value, separator in zip(joined, separators, strict=True)
+    ]
+    return columns if all(len(col) == count for col in columns) else None
+
+
 def scan_facts(*, agent_id: str, at: datetime) -> FactColumns:
     """The graph's input in one statement: the agent's believed rows not ended at ``at`` as one row of
     aggregated columns (the database joins a million values into one string faster than the driver hands
@@ -850,10 +870,7 @@ def scan_facts(*, agent_id: str, at: datetime) -> FactColumns:
     narrow read find those rows, which are then left out, and the earliest of their starts. When a value
     holds the separator (the pieces would not line up), the current rows are read one by one instead."""
     now = connection.ops.adapt_datetimefield_value(at)
-    if connection.vendor == "postgresql":
-        agg, trust, sep = "string_agg", "m.origin_trust::text", "chr(31)"
-    else:
-        agg, trust, sep = "group_concat", "m.origin_trust", "char(31)"
+    agg, sep, trust = _aggregate_sql()
     select = (
         f"COUNT(*), MIN(m.valid_until), MAX(m.valid_from), {agg}(m.id, {sep}), {agg}(m.subject, {sep}),"
         f" {agg}(COALESCE(m.object, ''), {sep}), {agg}({trust}, ',')"
@@ -874,22 +891,18 @@ def scan_facts(*, agent_id: str, at: datetime) -> FactColumns:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        def split(value: str, separator: str) -> Any:
-            return pc.split_pattern(pa.array([value], pa.large_string()), separator).flatten()
-
-        columns = [split(v, _SEP) for v in (ids, subjects, objects)]
-        weights = split(trusts, ",")
+        columns = _split_joined([ids, subjects, objects, trusts], [_SEP, _SEP, _SEP, ","], count)
         del ids, subjects, objects, trusts
-        if all(len(col) == count for col in (*columns, weights)):
+        if columns is not None:
             if later:
                 keep = pc.invert(pc.is_in(columns[0], value_set=pa.array(later, pa.large_string())))
                 columns = [col.filter(keep) for col in columns]
-                weights = weights.filter(keep)
-            mids, subs, objs = columns  # (a later row written after the first read is simply not among them)
+            mids, subs, objs, weights = (
+                columns  # (a later row written after the first read is not among them)
+            )
             if not len(mids):
                 return FactColumns((), (), (), (), expires)
             return FactColumns(mids, subs, objs, weights.cast(pa.float64()).to_numpy(), expires)
-        del columns, weights
         cur.execute(
             _fact_scan_sql("m.id, m.subject, m.object, m.origin_trust")
             + " AND (m.valid_from IS NULL OR m.valid_from <= %s)",
@@ -944,15 +957,14 @@ def _edge_columns(agent_id: str, at: datetime, *, aliases: dict[str, str]) -> Ed
     import pyarrow.compute as pc
 
     now = connection.ops.adapt_datetimefield_value(at)
+    agg, sep, trust = _aggregate_sql()
     if connection.vendor == "postgresql":
-        agg, sep, subject = "string_agg", "chr(31)", "m.subject"
-        trust, flag = "m.origin_trust::text", "m.quarantined::int::text"
+        subject, flag = "m.subject", "m.quarantined::int::text"
         stamp = "to_char(m.timestamp AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')"  # sorts as text
     else:  # SQLite stores str(datetime), which sorts as text. ``+m.subject`` keeps the planner off the key
         # index (agent, subject, ...), whose order sends every row lookup to a random page; the (agent,
         # timestamp) index visits the rows about in the order they were written
-        agg, sep, subject = "group_concat", "char(31)", "+m.subject"
-        trust, flag, stamp = "m.origin_trust", "m.quarantined", "m.timestamp"
+        subject, flag, stamp = "+m.subject", "m.quarantined", "m.timestamp"
     where = (
         f" FROM memories m WHERE m.agent_id = %s AND {subject} IS NOT NULL AND m.predicate IS NOT NULL"
         f" AND (m.invalidated_by_event IS NULL OR m.invalidated_by_event NOT IN {_RETRACT_SQL})"
@@ -964,14 +976,9 @@ def _edge_columns(agent_id: str, at: datetime, *, aliases: dict[str, str]) -> Ed
     with connection.cursor() as cur:
         cur.execute(f"SELECT COUNT(*), {select}{where}", params)
         count, *joined = cur.fetchone()
-        columns: list[Any] = []
-        if count:
-            columns = [
-                pc.split_pattern(pa.array([v], pa.large_string()), s).flatten()
-                for v, s in zip(joined, [_SEP] * len(texts) + [",", ","], strict=True)
-            ]
-            del joined
-        if any(len(col) != count for col in columns):  # a value holds the separator: read the rows
+        columns = _split_joined(joined, [_SEP] * len(texts) + [",", ","], count) if count else []
+        del joined
+        if columns is None:  # a value holds the separator: read the rows
             cur.execute(f"SELECT {', '.join(texts)}, m.origin_trust, m.quarantined{where}", params)
             rows = list(zip(*cur.fetchall(), strict=True))
             if rows:  # the driver's own types: a float for the trust, a bool for the flag

@@ -222,7 +222,8 @@ def _fuse(
             extra.append(m)
             if len(extra) >= graph.MAX_GRAPH_ONLY:
                 break
-    graph_score = dict(zip(ids := [m.id for m in (*candidates, *extra)], ppr.get_many(ids), strict=True))
+    ids = [m.id for m in (*candidates, *extra)]
+    graph_score = dict(zip(ids, ppr.get_many(ids), strict=True))  # one lookup for every candidate
     entries: list[tuple[float, int, int | None, Memory]] = [
         (score(m, pos, at, w, ppr=graph_score[m.id]), pos, pos, m) for pos, m in enumerate(candidates)
     ]
