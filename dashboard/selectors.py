@@ -19,7 +19,6 @@ from memory import engine
 from memory.engine import CLASS_ALIASES, origin_class
 from memory.models import (
     CATEGORIES,
-    RETRACT_EVENTS,
     Agent,
     ApprovalRequest,
     AuditEvent,
@@ -29,18 +28,7 @@ from memory.models import (
     Role,
 )
 
-# The engine's belief filters (SPEC 0), restated over the ORM for list pages.
-NOT_RETRACTED = Q(invalidated_by_event__isnull=True) | ~Q(invalidated_by_event__in=RETRACT_EVENTS)
-BELIEVED = Q(quarantined=False) & NOT_RETRACTED
 CONTINUATION_KEY = "continuation_of"
-
-
-def current_q(at: datetime) -> Q:
-    return (
-        BELIEVED
-        & (Q(valid_from__isnull=True) | Q(valid_from__lte=at))
-        & (Q(valid_until__isnull=True) | Q(valid_until__gt=at))
-    )
 
 
 # --- home -------------------------------------------------------------------------------------------------
@@ -67,7 +55,7 @@ def agents_with_counts(agents: QuerySet[Agent], *, at: datetime | None = None) -
     agent_list = list(agents)
     if not agent_list:
         return []
-    cur = current_q(at)
+    cur = engine.current_q(at)
     rows = (
         Memory.objects.filter(agent_id__in=[a.agent_id for a in agent_list])
         .order_by()
@@ -75,8 +63,8 @@ def agents_with_counts(agents: QuerySet[Agent], *, at: datetime | None = None) -
         .annotate(
             current=Count("id", filter=cur),
             facts=Count("id", filter=cur & Q(subject__isnull=False)),
-            quarantined=Count("id", filter=Q(quarantined=True) & NOT_RETRACTED),
-            retracted=Count("id", filter=Q(invalidated_by_event__in=RETRACT_EVENTS)),
+            quarantined=Count("id", filter=Q(quarantined=True) & engine.NOT_RETRACTED),
+            retracted=Count("id", filter=engine.RETRACTED),
             total=Count("id"),
         )
     )
@@ -128,7 +116,7 @@ def memory_rows(
     """
     qs = Memory.objects.filter(agent_id=agent_id)
     if status != "all":
-        qs = qs.filter(current_q(at or timezone.now()))
+        qs = qs.filter(engine.current_q(at or timezone.now()))
     if query:
         qs = qs.filter(Q(content__icontains=query) | Q(subject__icontains=query) | Q(object__icontains=query))
     if layer:
@@ -359,7 +347,7 @@ def rule_memories(agent_id: str, *, at: datetime | None = None) -> list[engine.M
     """The agent's current rules consolidated from mistakes (SPEC X3), by category: one query."""
     rows = Memory.objects.filter(
         agent_id=agent_id, subject__startswith=RULE_SUBJECT_PREFIX, predicate=RULE_PREDICATE
-    ).filter(current_q(at or timezone.now()))
+    ).filter(engine.current_q(at or timezone.now()))
     return records(rows.order_by("subject", "-valid_from"))
 
 
@@ -583,19 +571,6 @@ class BatchCard:
         return out
 
 
-def _believed_at(rows: Iterable[Memory], at: datetime, exclude: str) -> Memory | None:
-    """``engine.approval_preview``'s choice: the believed row covering ``at``, latest start first."""
-    covering = [
-        r
-        for r in rows
-        if r.id != exclude
-        and (r.valid_from is None or r.valid_from <= at)
-        and (r.valid_until is None or r.valid_until > at)
-    ]
-    covering.sort(key=lambda r: (r.valid_from is not None, r.valid_from or at), reverse=True)
-    return covering[0] if covering else None
-
-
 def batch_cards(
     agent_id: str, requests: Iterable[ApprovalRequest], *, now: datetime, actor: str = ""
 ) -> list[BatchCard]:
@@ -612,18 +587,9 @@ def batch_cards(
         for r in reqs
         if r.status == ApprovalRequest.PENDING
         for i in (r.payload or {}).get("ids", [])
-        if i in by_id and by_id[i].subject and by_id[i].predicate
+        if i in by_id
     ]
-    believed: dict[tuple[str, str], list[Memory]] = {}
-    if pending_rows:
-        earliest = min(m.valid_from or m.created_at for m in pending_rows)
-        candidates = Memory.objects.filter(
-            agent_id=agent_id,
-            subject__in=sorted({m.subject for m in pending_rows if m.subject}),
-            predicate__in=sorted({m.predicate for m in pending_rows if m.predicate}),
-        ).filter(BELIEVED & (Q(valid_until__isnull=True) | Q(valid_until__gt=earliest)))
-        for m in candidates:
-            believed.setdefault((m.subject or "", m.predicate or ""), []).append(m)
+    effects = engine.approval_effects(agent_id, pending_rows)
     cards = []
     for r in reqs:
         ids = [i for i in (r.payload or {}).get("ids", []) if isinstance(i, str)]
@@ -631,16 +597,13 @@ def batch_cards(
         facts = []
         for m in rows:
             preview = FactPreview(engine.MemoryRecord.from_model(m))
-            if r.status == ApprovalRequest.PENDING and m.subject and m.predicate:
-                current = _believed_at(
-                    believed.get((m.subject, m.predicate), []), m.valid_from or m.created_at, m.id
-                )
-                if current is not None:
-                    record = engine.MemoryRecord.from_model(current)
-                    if (current.object or None) == (m.object or None):
-                        preview.reaffirms = record
-                    else:
-                        preview.supersedes = record
+            effect = effects.get(m.id) if r.status == ApprovalRequest.PENDING else None
+            if effect is not None and effect.other is not None:
+                record = engine.MemoryRecord.from_model(effect.other)
+                if effect.effect == "reaffirm":
+                    preview.reaffirms = record
+                else:
+                    preview.supersedes = record
             facts.append(preview)
         missing = [i for i in ids if i not in by_id]
         cards.append(BatchCard(r, facts, missing, now, actor=actor))

@@ -1,5 +1,17 @@
 """The memory engine: the only code that writes memory rows. Import as ``from memory import engine``."""
 
+from .belief import (
+    BELIEVED,
+    NOT_RETRACTED,
+    RETRACTED,
+    ApprovalEffect,
+    approval_effects,
+    covers,
+    current_q,
+    is_believed,
+    is_current,
+    is_retracted,
+)
 from .common import graph_generation
 from .feedback import FeedbackResult, feedback_record, new_query_id
 from .graph import (
@@ -94,6 +106,16 @@ from .types import (
 )
 
 __all__ = [
+    "BELIEVED",
+    "NOT_RETRACTED",
+    "RETRACTED",
+    "ApprovalEffect",
+    "approval_effects",
+    "covers",
+    "current_q",
+    "is_believed",
+    "is_current",
+    "is_retracted",
     "CLASS_ALIASES",
     "REJECT_REASONS",
     "SCOPES",

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from django.db import IntegrityError, OperationalError, connection, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 from ulid import ULID
 
@@ -170,20 +170,6 @@ def check_actor(actor: Any) -> str:
     if not isinstance(actor, str) or not actor.strip() or len(actor) > 256:
         raise InvalidArgument("actor must be a non-empty string", field="actor")
     return actor.strip()
-
-
-# --- belief filters ---------------------------------------------------------------------------------------
-
-NOT_RETRACTED = Q(invalidated_by_event__isnull=True) | ~Q(invalidated_by_event__in=RETRACT_EVENTS)
-BELIEVED = Q(quarantined=False) & NOT_RETRACTED
-
-
-def current_q(at: datetime) -> Q:
-    return (
-        BELIEVED
-        & (Q(valid_from__isnull=True) | Q(valid_from__lte=at))
-        & (Q(valid_until__isnull=True) | Q(valid_until__gt=at))
-    )
 
 
 # --- transactions -----------------------------------------------------------------------------------------

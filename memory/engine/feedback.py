@@ -10,6 +10,7 @@ from typing import Any
 from memory.models import VERDICTS, Feedback, Memory
 
 from . import common as c
+from .belief import NOT_RETRACTED
 from .types import InvalidArgument, NotFound, iso
 
 VERDICT_ALIASES = {"+": "CORRECT", "-": "INCORRECT"}
@@ -72,7 +73,7 @@ def feedback_record(
             raise InvalidArgument("memory_id must be a non-empty string", field="memory_id")
         visible = (
             Memory.objects.filter(agent_id=agent_id, id=memory_id, quarantined=False)
-            .filter(c.NOT_RETRACTED)
+            .filter(NOT_RETRACTED)
             .exists()
         )
         if not visible:

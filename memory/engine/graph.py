@@ -31,9 +31,10 @@ from django.db.models import Q
 from django.utils.dateparse import parse_datetime
 from scipy import sparse
 
-from memory.models import RETRACT_EVENTS, EntityAlias, FactWrite, Memory
+from memory.models import EntityAlias, FactWrite, Memory
 
 from . import common as c
+from .belief import NOT_RETRACTED, believed_sql, current_q, is_retracted, not_retracted_sql
 from .types import EngineError, InvalidArgument, MemoryRecord, NotFound, iso
 
 GRAPH_CACHE_MIN_TRIPLES = 500
@@ -50,7 +51,6 @@ MAX_VIEW_LIMIT = 5_000
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_CHAR = re.compile(f"[{_CJK}]")
-_RETRACT_SQL = "(" + ", ".join(f"'{e}'" for e in RETRACT_EVENTS) + ")"
 
 
 # --- results ----------------------------------------------------------------------------------------------
@@ -249,12 +249,12 @@ class _Resolver:
 def _fact_rows(agent_id: str, at: datetime, *, include_quarantined: bool) -> Any:
     qs = Memory.objects.filter(agent_id=agent_id, subject__isnull=False, predicate__isnull=False)
     if include_quarantined:
-        qs = qs.filter(c.NOT_RETRACTED).filter(
+        qs = qs.filter(NOT_RETRACTED).filter(
             (Q(valid_from__isnull=True) | Q(valid_from__lte=at))
             & (Q(valid_until__isnull=True) | Q(valid_until__gt=at))
         )
     else:
-        qs = qs.filter(c.current_q(at))
+        qs = qs.filter(current_q(at))
     return qs
 
 
@@ -480,13 +480,13 @@ def retract_fact(*, agent_id: str, memory_id: str, reason: str, actor: str) -> M
     # lock the key first, then re-read: a concurrent retract that committed meanwhile is seen here
     c.lock_key(agent_id, row.subject, row.predicate)
     row.refresh_from_db()  # memory rows are never deleted
-    if row.invalidated_by_event in RETRACT_EVENTS:
+    if is_retracted(row.invalidated_by_event):
         raise EngineError("this fact is already retracted", code="already_retracted", field="memory_id")
     t = c.now()
     primary = (row.metadata or {}).get(CONTINUATION_KEY) or row.id
     before = set(
         Memory.objects.filter(agent_id=agent_id, subject=row.subject, predicate=row.predicate)
-        .filter(c.current_q(t))
+        .filter(current_q(t))
         .values_list("id", flat=True)
     )
     writes = FactWrite.objects.filter(
@@ -499,7 +499,7 @@ def retract_fact(*, agent_id: str, memory_id: str, reason: str, actor: str) -> M
         Memory.objects.filter(id=row.id).update(invalidated_by_event="curator_retract", invalidated_at=t)
     after = set(
         Memory.objects.filter(agent_id=agent_id, subject=row.subject, predicate=row.predicate)
-        .filter(c.current_q(t))
+        .filter(current_q(t))
         .values_list("id", flat=True)
     )
     c.bump_generation(agent_id)
@@ -823,14 +823,9 @@ def _fact_scan_sql(select: str) -> str:
     """The agent's believed fact rows that are current at ``at`` or start later (parameters: agent, at).
     On SQLite they are read from the covering partial index of migration 0010 alone (its WHERE is repeated
     here as literals, so that SQLite can prove it applies)."""
-    if connection.vendor == "sqlite":
-        source, believed = "memories m", "m.quarantined = 0"
-    else:
-        source, believed = "memories m", "m.quarantined = false"
     return (
-        f"SELECT {select} FROM {source} WHERE m.agent_id = %s AND m.subject IS NOT NULL"
-        f" AND m.predicate IS NOT NULL AND {believed} AND (m.invalidated_by_event IS NULL OR"
-        f" m.invalidated_by_event NOT IN {_RETRACT_SQL}) AND (m.valid_until IS NULL OR m.valid_until > %s)"
+        f"SELECT {select} FROM memories m WHERE m.agent_id = %s AND m.subject IS NOT NULL"
+        f" AND m.predicate IS NOT NULL AND {believed_sql('m')} AND (m.valid_until IS NULL OR m.valid_until > %s)"
     )
 
 
@@ -967,7 +962,7 @@ def _edge_columns(agent_id: str, at: datetime, *, aliases: dict[str, str]) -> Ed
         subject, flag, stamp = "+m.subject", "m.quarantined", "m.timestamp"
     where = (
         f" FROM memories m WHERE m.agent_id = %s AND {subject} IS NOT NULL AND m.predicate IS NOT NULL"
-        f" AND (m.invalidated_by_event IS NULL OR m.invalidated_by_event NOT IN {_RETRACT_SQL})"
+        f" AND {not_retracted_sql('m')}"
         " AND (m.valid_from IS NULL OR m.valid_from <= %s) AND (m.valid_until IS NULL OR m.valid_until > %s)"
     )
     texts = ["m.id", "m.subject", "COALESCE(m.object, '')", "m.predicate", stamp]

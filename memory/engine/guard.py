@@ -33,7 +33,6 @@ from django.db.models import Q
 
 from memory.config import guard_settings
 from memory.models import (
-    RETRACT_EVENTS,
     ApprovalRequest,
     AuditEvent,
     FactWrite,
@@ -43,6 +42,7 @@ from memory.models import (
 )
 
 from . import common as c
+from .belief import approval_effects, current_q
 from .temporal import _DERIVED_FIELDS, FactInput, _write_fact, check_fact, rederive_key
 from .types import EngineError, InvalidArgument, NotFound, StoreResult
 
@@ -292,7 +292,7 @@ def _is_current(fact: FactInput) -> bool:
     at = fact.valid_from or c.now()
     row = (
         Memory.objects.filter(agent_id=fact.agent_id, subject=fact.subject, predicate=fact.predicate)
-        .filter(c.current_q(at))
+        .filter(current_q(at))
         .only("object", "content")
         .first()
     )
@@ -1021,23 +1021,22 @@ def _remind(request_id: int, t: datetime) -> int:
 
 
 def approval_preview(request: ApprovalRequest) -> list[dict[str, Any]]:
-    """What approving would change: for each quarantined row, the believed row it would supersede."""
-    rows = list(Memory.objects.filter(agent_id=request.agent_id, id__in=request.payload.get("ids", [])))
+    """What approving would change: for each quarantined row, the believed row it would supersede or
+    reaffirm (``belief.approval_effects``, oldest fact first)."""
+    rows = sorted(
+        Memory.objects.filter(agent_id=request.agent_id, id__in=request.payload.get("ids", [])),
+        key=lambda r: (r.valid_from or r.created_at, r.id),
+    )
+    effects = approval_effects(request.agent_id, rows)
     out = []
-    for m in sorted(rows, key=lambda r: (r.valid_from or r.created_at, r.id)):
-        at = m.valid_from or m.created_at
-        current = (
-            Memory.objects.filter(agent_id=request.agent_id, subject=m.subject, predicate=m.predicate)
-            .filter(c.current_q(at))
-            .exclude(id=m.id)
-            .order_by("-valid_from")
-            .first()
-            if m.subject
-            else None
-        )
-        same = current is not None and (current.object or None) == (m.object or None)
+    for m in rows:
+        e = effects[m.id]
         out.append(
-            {"row": m, "supersedes": None if same else current, "reaffirms": current if same else None}
+            {
+                "row": m,
+                "supersedes": e.other if e.effect == "supersede" else None,
+                "reaffirms": e.other if e.effect == "reaffirm" else None,
+            }
         )
     return out
 
@@ -1117,7 +1116,3 @@ def deliver_event(*, event_id: int) -> bool:
         log.error("webhook delivery of event %s gave up after %s attempts: %s", event.id, attempts, error)
         return False
     raise RuntimeError(f"webhook delivery failed (attempt {attempts}): {error}")
-
-
-def retracted_reason(m: Memory) -> str | None:
-    return m.invalidated_by_event if m.invalidated_by_event in RETRACT_EVENTS else None

@@ -39,9 +39,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory.models import LAYERS, RETRACT_EVENTS, FactWrite, Memory
+from memory.models import LAYERS, FactWrite, Memory
 
 from . import common as c
+from .belief import is_believed, is_retracted
 from .provenance import ceiling
 from .temporal import CONTINUATION_KEY, MAX_REAFFIRMED, rederive_key
 from .timeline import WriteSpan, derive
@@ -571,7 +572,7 @@ class _Converter:
         state: str | None = None
         reaffirms: list[_Reaffirm] = []
         if is_fact:
-            if memory.invalidated_by_event in RETRACT_EVENTS:
+            if is_retracted(memory.invalidated_by_event):
                 state = FactWrite.STATE_RETRACTED
             elif quarantined:
                 state = FactWrite.STATE_QUARANTINED
@@ -774,10 +775,6 @@ def _reproduces(rows: list[_Row], writes: list[FactWrite]) -> bool:
     return got == expected
 
 
-def _is_believed(m: Memory) -> bool:
-    return not m.quarantined and m.invalidated_by_event not in RETRACT_EVENTS
-
-
 def _existing_key_rows(keys: set[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[Memory]]:
     out: dict[tuple[str, str, str], list[Memory]] = {}
     if not keys:
@@ -868,9 +865,7 @@ def _apply_batch(rows: list[_Row], at: datetime) -> _BatchOutcome:
         intervals = [
             (m.valid_from, m.valid_until)
             for m in olds
-            if _is_believed(m)
-            and m.valid_from is not None
-            and _believed_interval(m.valid_from, m.valid_until)
+            if is_believed(m) and m.valid_from is not None and _believed_interval(m.valid_from, m.valid_until)
         ]
         intervals += [
             (r.valid_from, r.valid_until)

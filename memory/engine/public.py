@@ -22,6 +22,7 @@ from django.db.models import Q
 from memory.models import AuditEvent
 
 from . import common, text
+from .belief import current_q
 from .common import (
     MAX_CONTENT_BYTES,
     MAX_TAGS,
@@ -110,7 +111,7 @@ def _write_audit(**kwargs: Any) -> int:
 
 def belief_current_q() -> Q:
     """The filter of memory rows believed and current now (not quarantined, not retracted, in validity)."""
-    return common.current_q(common.now())
+    return current_q(common.now())
 
 
 def text_units(value: str) -> list[list[str]]:

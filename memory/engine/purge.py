@@ -6,9 +6,10 @@ from datetime import datetime
 
 from django.db.models import Q
 
-from memory.models import RETRACT_EVENTS, FactWrite, Memory
+from memory.models import FactWrite, Memory
 
 from . import common as c
+from .belief import NOT_RETRACTED, RETRACTED, current_q
 from .provenance import check_origin
 from .temporal import rederive_key
 from .types import InvalidArgument, PurgeResult
@@ -52,8 +53,8 @@ def invalidate_by_origin(
     keys = set(writes.values_list("subject", "predicate"))
     for subject, predicate in sorted(keys):
         c.lock_key(agent_id, subject, predicate)
-    retracted_q = Q(invalidated_by_event__in=RETRACT_EVENTS)
-    before = _ids_of_keys(agent_id, keys, c.current_q(t))
+    retracted_q = RETRACTED
+    before = _ids_of_keys(agent_id, keys, current_q(t))
     retracted_before = _ids_of_keys(agent_id, keys, retracted_q)
     writes.update(state=FactWrite.STATE_RETRACTED, believed_until=t)
     for subject, predicate in sorted(keys):
@@ -61,7 +62,7 @@ def invalidate_by_origin(
 
     # plain memories (no key) from the same origin
     plain = Memory.objects.filter(agent_id=agent_id, origin=origin, subject__isnull=True).filter(
-        c.NOT_RETRACTED
+        NOT_RETRACTED
     )
     if since_dt is not None:
         plain = plain.filter(ingested_at__gte=since_dt)
@@ -70,7 +71,7 @@ def invalidate_by_origin(
 
     retracted_now = _ids_of_keys(agent_id, keys, retracted_q)
     newly_retracted = (retracted_now - retracted_before) | plain_ids
-    after = _ids_of_keys(agent_id, keys, c.current_q(t))
+    after = _ids_of_keys(agent_id, keys, current_q(t))
     restored = after - before
     crushed = _crush_derived(agent_id, newly_retracted)
     if keys or crushed:  # crushed trust re-weights graph edges too (SPEC T9, G1)
@@ -121,7 +122,7 @@ def expire_by_subject(*, agent_id: str, subject: str, reason: str, actor: str = 
         raise InvalidArgument("reason must be a non-empty string", field="reason")
     actor = c.check_actor(actor)
     t = c.now()
-    current = list(Memory.objects.filter(agent_id=agent_id, subject=subj).filter(c.current_q(t)))
+    current = list(Memory.objects.filter(agent_id=agent_id, subject=subj).filter(current_q(t)))
     keys = sorted({(subj, m.predicate) for m in current if m.predicate})
     for _, predicate in keys:
         c.lock_key(agent_id, subj, predicate)

@@ -10,20 +10,14 @@ from typing import Any
 from django.db import connection
 from django.db.models import Count, F, Q
 
-from memory.models import LAYERS, RETRACT_EVENTS, Memory
+from memory.models import LAYERS, Memory
 
 from . import common as c
 from . import graph, text
+from .belief import NOT_RETRACTED, RETRACTED, current_q, current_sql
 from .types import InvalidArgument, MemoryRecord, NotFound, RetrievalWeights, SearchHit
 
 MAX_LIMIT = 100
-_RETRACT_SQL = "(" + ", ".join(f"'{e}'" for e in RETRACT_EVENTS) + ")"
-# The believed-and-current condition over alias ``m`` (parameters: now, now).
-_CURRENT_SQL = (
-    "m.quarantined = %s AND (m.invalidated_by_event IS NULL OR m.invalidated_by_event NOT IN "
-    + _RETRACT_SQL
-    + ") AND (m.valid_from IS NULL OR m.valid_from <= %s) AND (m.valid_until IS NULL OR m.valid_until > %s)"
-)
 PG_DOC_SQL = "memdesk_fts_doc(m.content, m.subject, m.object)"
 
 
@@ -51,9 +45,9 @@ def _fts_candidates(
             params.append(f'["{_json_str(tag)}"]')
         sql = (
             f"SELECT m.* FROM memories m, to_tsquery('simple', %s) q WHERE m.agent_id = %s AND {PG_DOC_SQL} @@ q"
-            f" AND {_CURRENT_SQL}{extra} ORDER BY ts_rank({PG_DOC_SQL}, q) DESC, m.id LIMIT %s"
+            f" AND {current_sql()}{extra} ORDER BY ts_rank({PG_DOC_SQL}, q) DESC, m.id LIMIT %s"
         )
-        return list(Memory.objects.raw(sql, [tsq, agent_id, False, at, at, *params, n]))
+        return list(Memory.objects.raw(sql, [tsq, agent_id, at, at, *params, n]))
     match = text.sqlite_match(query)
     if match is None:
         return []
@@ -66,10 +60,10 @@ def _fts_candidates(
         return ranked
     sql = (
         "SELECT m.* FROM memories_fts f JOIN memories m ON m.id = f.memory_id"
-        f" WHERE memories_fts MATCH %s AND m.agent_id = %s AND {_CURRENT_SQL}{extra}"
+        f" WHERE memories_fts MATCH %s AND m.agent_id = %s AND {current_sql()}{extra}"
         " ORDER BY bm25(memories_fts), m.id LIMIT %s"
     )
-    return list(Memory.objects.raw(sql, [match, agent_id, False, at, at, *params, n]))
+    return list(Memory.objects.raw(sql, [match, agent_id, at, at, *params, n]))
 
 
 # How many FTS hits the two-step SQLite path ranks (per candidate wanted, and at least).
@@ -115,8 +109,8 @@ def _sqlite_ranked_prefix(
             # walk the agent's whole (agent_id, ...) index).
             cur.execute(
                 f"SELECT m.id FROM memories m WHERE m.id IN ({marks}) AND +m.agent_id = %s"
-                f" AND {_CURRENT_SQL}{extra}",
-                [*chunk, agent_id, False, at, at, *params],
+                f" AND {current_sql()}{extra}",
+                [*chunk, agent_id, at, at, *params],
             )
             ok = {row[0] for row in cur.fetchall()}
             passing += [i for i in chunk if i in ok]
@@ -209,10 +203,10 @@ def _fuse(
         # one raw statement by primary key (``+m.agent_id``: see _sqlite_ranked_prefix); the ORM's query
         # building cost as much as the read itself
         marks = ", ".join(["%s"] * len(missed))
-        sql = f"SELECT m.* FROM memories m WHERE m.id IN ({marks}) AND +m.agent_id = %s AND {_CURRENT_SQL}"
+        sql = f"SELECT m.* FROM memories m WHERE m.id IN ({marks}) AND +m.agent_id = %s AND {current_sql()}"
         if connection.vendor == "postgresql":
             sql = sql.replace("+m.agent_id", "m.agent_id")
-        rows = {m.id: m for m in Memory.objects.raw(sql, [*missed, agent_id, False, at, at])}
+        rows = {m.id: m for m in Memory.objects.raw(sql, [*missed, agent_id, at, at])}
         for mid in missed:
             m = rows.get(mid)
             if m is None or (layer and m.layer != layer):
@@ -249,7 +243,7 @@ def get_by_ids(*, agent_id: str, ids: Any, include_quarantined: bool = False) ->
     wanted = c.check_ids(ids)
     # Look up by primary key and check the agent here: with ``agent_id`` in the WHERE clause SQLite (no
     # ANALYZE statistics) walks the agent's whole (agent_id, timestamp) index instead (O(agent's rows)).
-    qs = Memory.objects.filter(id__in=wanted).filter(c.NOT_RETRACTED)
+    qs = Memory.objects.filter(id__in=wanted).filter(NOT_RETRACTED)
     if not include_quarantined:
         qs = qs.filter(quarantined=False)
     found = {m.id: m for m in qs if m.agent_id == agent_id} if wanted else {}
@@ -280,9 +274,7 @@ def list_recent(*, agent_id: str, n: int = 20) -> list[MemoryRecord]:
     agent_id = c.check_agent_id(agent_id)
     n = _check_limit(n)
     rows = (
-        Memory.objects.filter(agent_id=agent_id)
-        .filter(c.current_q(c.now()))
-        .order_by("-timestamp", "-id")[:n]
+        Memory.objects.filter(agent_id=agent_id).filter(current_q(c.now())).order_by("-timestamp", "-id")[:n]
     )
     return [MemoryRecord.from_model(m) for m in rows]
 
@@ -291,12 +283,12 @@ def summarize(*, agent_id: str) -> dict[str, Any]:
     """Counts of current memories by layer, current facts, and rows kept only in history."""
     agent_id = c.check_agent_id(agent_id)
     at = c.now()
-    current = Memory.objects.filter(agent_id=agent_id).filter(c.current_q(at))
+    current = Memory.objects.filter(agent_id=agent_id).filter(current_q(at))
     by_layer = dict(current.values_list("layer").annotate(n=Count("id")).values_list("layer", "n"))
     totals = Memory.objects.filter(agent_id=agent_id).aggregate(
         total=Count("id"),
-        quarantined=Count("id", filter=Q(quarantined=True) & c.NOT_RETRACTED),
-        retracted=Count("id", filter=Q(invalidated_by_event__in=RETRACT_EVENTS)),
+        quarantined=Count("id", filter=Q(quarantined=True) & NOT_RETRACTED),
+        retracted=Count("id", filter=RETRACTED),
     )
     return {
         "agent_id": agent_id,

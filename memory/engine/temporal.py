@@ -8,10 +8,11 @@ from typing import Any
 
 from django.db.models import F
 
-from memory.models import RETRACT_EVENTS, FactWrite, Memory
+from memory.models import FactWrite, Memory
 
 from . import common as c
 from . import rawsql
+from .belief import believed_sql, current_q, is_believed, is_current, is_retracted
 from .provenance import NON_CORROBORATING, check_origin, effective_trust, origin_class
 from .timeline import Segment, WriteSpan, derive, value_at
 from .types import InvalidArgument, InvalidTime, MemoryRecord, StoreResult
@@ -296,18 +297,17 @@ def _write_fact(fact: FactInput, *, quarantine: bool = False, t: datetime | None
     return StoreResult(mid, "stored", write_id=wid)
 
 
-_RETRACT_SQL = "(" + ", ".join(f"'{e}'" for e in RETRACT_EVENTS) + ")"
 # The key's believed rows that reach ``start`` or beyond, plus the latest believed write start (one statement,
 # also when no row matches). Parameters: agent, subject, predicate, start, start, agent, subject, predicate, start.
-_FAST_SQL = (
-    "SELECT (SELECT MAX(w.req_from) FROM memory_fact_writes w WHERE w.agent_id = %s AND w.subject = %s"
-    " AND w.predicate = %s AND w.state = 'believed') <= %s,"
-    " m.id, m.valid_from < %s, m.valid_until, m.object, m.content, m.metadata, m.reaffirmed_by, m.confidence,"
-    " m.origin"
-    " FROM (SELECT 1 AS one) AS one LEFT JOIN memories m ON m.agent_id = %s AND m.subject = %s"
-    " AND m.predicate = %s AND m.quarantined = %s AND (m.invalidated_by_event IS NULL OR m.invalidated_by_event"
-    " NOT IN " + _RETRACT_SQL + ") AND (m.valid_until IS NULL OR m.valid_until >= %s)"
-)
+def _fast_sql() -> str:
+    return (
+        "SELECT (SELECT MAX(w.req_from) FROM memory_fact_writes w WHERE w.agent_id = %s AND w.subject = %s"
+        " AND w.predicate = %s AND w.state = 'believed') <= %s,"
+        " m.id, m.valid_from < %s, m.valid_until, m.object, m.content, m.metadata, m.reaffirmed_by,"
+        " m.confidence, m.origin"
+        " FROM (SELECT 1 AS one) AS one LEFT JOIN memories m ON m.agent_id = %s AND m.subject = %s"
+        f" AND m.predicate = %s AND {believed_sql('m')} AND (m.valid_until IS NULL OR m.valid_until >= %s)"
+    )
 
 
 def _fast_write(fact: FactInput, start: datetime, end: datetime | None, t: datetime) -> StoreResult | None:
@@ -319,7 +319,7 @@ def _fast_write(fact: FactInput, start: datetime, end: datetime | None, t: datet
     """
     prep_t = rawsql.prep(Memory, "valid_from", start)
     key = [fact.agent_id, fact.subject, fact.predicate]
-    found = rawsql.run(_FAST_SQL, [*key, prep_t, prep_t, *key, False, prep_t]).fetchall()
+    found = rawsql.run(_fast_sql(), [*key, prep_t, prep_t, *key, prep_t]).fetchall()
     max_ok = found[0][0]
     if max_ok is not None and not max_ok:
         return None  # a write starts later than this one: historical insertion
@@ -461,15 +461,10 @@ def _key_rows(agent_id: str, subject: str, predicate: str) -> list[Memory]:
     return list(Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate))
 
 
-def _believed(m: Memory) -> bool:
-    return not m.quarantined and m.invalidated_by_event not in RETRACT_EVENTS
-
-
 def _covering_row(rows: Any, at: datetime) -> Memory | None:
     for m in rows:
-        if _believed(m) and m.valid_from is not None and m.valid_from <= at:
-            if m.valid_until is None or m.valid_until > at:
-                return m
+        if m.valid_from is not None and is_current(m, at):
+            return m
     return None
 
 
@@ -612,7 +607,7 @@ def rederive_key(
             "quarantined": False,
         }
         ended_differently = m.id in new_ids or m.valid_until != seg.end or m.superseded_by != succ_id
-        if m.invalidated_by_event in RETRACT_EVENTS:
+        if is_retracted(m.invalidated_by_event):
             ended_differently = True
         if ended_differently:
             if succ is not None:
@@ -653,7 +648,7 @@ def rederive_key(
             and FactWrite.STATE_RETRACTED not in row_states
         ):
             desired[m.id] = {"quarantined": True}
-        elif m.invalidated_by_event not in RETRACT_EVENTS:
+        elif not is_retracted(m.invalidated_by_event):
             desired[m.id] = {
                 "quarantined": False,
                 "invalidated_by_event": retract_event or "origin_purge",
@@ -677,7 +672,7 @@ def _apply(rows: dict[str, Memory], desired: dict[str, dict[str, Any]], new_ids:
             continue
         for k, v in changes.items():
             setattr(m, k, v)
-        opens = m.valid_until is None and not m.quarantined and m.invalidated_by_event not in RETRACT_EVENTS
+        opens = m.valid_until is None and is_believed(m)
         (opening if opens else closing).append((row_id, changes))
     for row_id, changes in closing:
         Memory.objects.filter(id=row_id).update(**changes)
@@ -761,7 +756,7 @@ def get_at(
     if record_time is None:
         row = (
             Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate)
-            .filter(c.current_q(when))
+            .filter(current_q(when))
             .order_by("-valid_from")
             .first()
         )

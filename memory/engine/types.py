@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Self
 
-from memory.models import RETRACT_EVENTS, Memory
+from memory.models import Memory
+
+from .belief import is_retracted
 
 
 class EngineError(Exception):
@@ -124,7 +126,7 @@ class MemoryRecord:
 
     @property
     def retracted(self) -> bool:
-        return self.invalidated_by_event in RETRACT_EVENTS
+        return is_retracted(self.invalidated_by_event)
 
     def status_at(self, now: datetime) -> str:
         """current | superseded | expired | future | quarantined | retracted."""

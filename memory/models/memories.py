@@ -71,10 +71,6 @@ class Memory(models.Model):
         return f"{self.id}: {self.content[:60]}"
 
     @property
-    def is_retracted(self) -> bool:
-        return self.invalidated_by_event in RETRACT_EVENTS
-
-    @property
     def is_fact(self) -> bool:
         return bool(self.subject) and bool(self.predicate)
 
