@@ -30,7 +30,6 @@ from .graph import (
     graph_view,
     normalize_entity,
     resolve_entity,
-    retract_fact,
 )
 from .guard import (
     CLAIM_SECS,
@@ -77,7 +76,7 @@ from .public import (
 from .purge import expire_by_subject, invalidate_by_origin
 from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_context, render_block
 from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer, summarize
-from .temporal import get_at, get_history, store, store_temporal
+from .temporal import get_at, get_history, retract_fact, store, store_temporal
 from .tokens import (
     SCOPES,
     Principal,

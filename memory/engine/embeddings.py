@@ -20,16 +20,9 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-from django.db import transaction
-from django.utils import timezone
-
-from memory.models import EntityEmbedding
-
-if TYPE_CHECKING:
-    from .graph import Graph
 
 log = logging.getLogger("memdesk.embeddings")
 
@@ -167,86 +160,9 @@ def minilm() -> MiniLMEmbedder:
         return _minilm[0]
 
 
-def _matrix(vectors: Sequence[Sequence[float]], n: int) -> np.ndarray:
+def unit_matrix(vectors: Sequence[Sequence[float]], n: int) -> np.ndarray:
     m = np.asarray(vectors, dtype=np.float32)
     if m.ndim != 2 or m.shape[0] != n or m.shape[1] == 0 or not np.isfinite(m).all():
         raise ValueError(f"the embedder returned an array of shape {m.shape} for {n} texts")
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
-
-
-def entity_vectors(*, agent_id: str, graph: Graph, embedder: Embedder) -> np.ndarray:
-    """Unit vectors of the graph's entities (row i = graph.entities[i]): from the graph's memo, else the
-    ``entity_embedding`` table, else the embedder (and then stored)."""
-    model = str(embedder.model_name)[:200]
-    memo = graph.embeddings.get(model)
-    if memo is not None:
-        return memo
-    stored = {
-        e: (dim, bytes(v))
-        for e, dim, v in EntityEmbedding.objects.filter(agent_id=agent_id, model=model).values_list(
-            "entity", "dim", "vector"
-        )
-    }
-    missing = [e for e in graph.entities if e not in stored]
-    fresh: dict[str, np.ndarray] = {}
-    for i in range(0, len(missing), EMBED_BATCH):
-        batch = missing[i : i + EMBED_BATCH]
-        for name, vec in zip(batch, _matrix(embedder.embed(batch), len(batch)), strict=True):
-            fresh[name] = vec
-    if fresh:
-        t = timezone.now()
-        with transaction.atomic():
-            EntityEmbedding.objects.bulk_create(
-                [
-                    EntityEmbedding(
-                        agent_id=agent_id,
-                        entity=name,
-                        model=model,
-                        dim=int(vec.shape[0]),
-                        vector=vec.astype("<f4").tobytes(),
-                        created_at=t,
-                    )
-                    for name, vec in fresh.items()
-                ],
-                ignore_conflicts=True,
-            )
-    dims = {v.shape[0] for v in fresh.values()} | {dim for dim, _ in stored.values()}
-    if len(dims) > 1:
-        raise ValueError(f"entity vectors of model {model!r} have different dimensions {sorted(dims)}")
-    dim = dims.pop() if dims else 1
-    out = np.zeros((len(graph.entities), dim), dtype=np.float32)
-    for i, name in enumerate(graph.entities):
-        if name in fresh:
-            out[i] = fresh[name]
-        else:
-            out[i] = np.frombuffer(stored[name][1], dtype="<f4")
-    graph.embeddings[model] = out
-    return out
-
-
-def nearest_entities(*, agent_id: str, graph: Graph, query: str, embedder: Embedder, top_k: int) -> list[int]:
-    vectors = entity_vectors(agent_id=agent_id, graph=graph, embedder=embedder)
-    if vectors.shape[0] == 0:
-        return []
-    q = _matrix(embedder.embed([query]), 1)[0]
-    if q.shape[0] != vectors.shape[1]:
-        raise ValueError("the query vector and the entity vectors have different dimensions")
-    cosine = vectors @ q
-    k = min(top_k, cosine.size)
-    best = np.argpartition(-cosine, k - 1)[:k]
-    ranked = sorted(best.tolist(), key=lambda i: (-float(cosine[i]), graph.entities[i]))
-    return [i for i in ranked if cosine[i] > 0]
-
-
-def embed_seeds(*, agent_id: str, graph: Graph, query: str, seeds: list[int]) -> list[int]:
-    """G8: ``seeds`` ∪ the nearest entities by cosine when an embedder is on; on any failure, ``seeds``."""
-    try:
-        embedder, top_k = active_embedder()
-        if embedder is None or not query.strip():
-            return seeds
-        near = nearest_entities(agent_id=agent_id, graph=graph, query=query, embedder=embedder, top_k=top_k)
-    except Exception:  # noqa: BLE001 - an embedder is optional; never let it break search
-        log.warning("embedding seeding failed; using entity-name seeds only", exc_info=True)
-        return seeds
-    return sorted(set(seeds) | set(near))

@@ -15,7 +15,7 @@ from . import rawsql
 from .belief import believed_sql, current_q, is_believed, is_current, is_retracted
 from .provenance import NON_CORROBORATING, check_origin, effective_trust, origin_class
 from .timeline import Segment, WriteSpan, derive, value_at
-from .types import InvalidArgument, InvalidTime, MemoryRecord, StoreResult
+from .types import EngineError, InvalidArgument, InvalidTime, MemoryRecord, NotFound, StoreResult
 
 MAX_REAFFIRMED = 20
 CONTINUATION_KEY = "continuation_of"
@@ -722,6 +722,66 @@ def _row_from_write(w: FactWrite, at: datetime) -> Memory:
         valid_from=w.req_from,
         valid_until=w.req_until,
     )
+
+
+# --- a curator's retract ------------------------------------------------------------------------------
+
+
+@c.write_transaction
+def retract_fact(*, agent_id: str, memory_id: str, reason: str, actor: str) -> MemoryRecord:
+    """A curator's retract of one fact: every write supporting the row is retracted and the key's timeline
+    re-derived (a value it had superseded comes back), like a purge of that single fact. Audited; bumps the
+    generation. Another agent's id and an unknown id give the same ``not_found``."""
+    agent_id = c.check_agent_id(agent_id)
+    actor = c.check_actor(actor)
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidArgument("a reason is required", field="reason")
+    if len(reason) > 2000:
+        raise InvalidArgument("the reason is longer than 2000 characters", field="reason")
+    if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 64:
+        raise NotFound("no fact with that id", field="memory_id")
+    row = Memory.objects.filter(id=memory_id).first()
+    if row is None or row.agent_id != agent_id or not row.subject or not row.predicate:
+        raise NotFound("no fact with that id", field="memory_id")
+    # lock the key first, then re-read: a concurrent retract that committed meanwhile is seen here
+    c.lock_key(agent_id, row.subject, row.predicate)
+    row.refresh_from_db()  # memory rows are never deleted
+    if is_retracted(row.invalidated_by_event):
+        raise EngineError("this fact is already retracted", code="already_retracted", field="memory_id")
+    t = c.now()
+    primary = (row.metadata or {}).get(CONTINUATION_KEY) or row.id
+    before = set(
+        Memory.objects.filter(agent_id=agent_id, subject=row.subject, predicate=row.predicate)
+        .filter(current_q(t))
+        .values_list("id", flat=True)
+    )
+    writes = FactWrite.objects.filter(
+        agent_id=agent_id, subject=row.subject, predicate=row.predicate, memory_id=primary
+    ).exclude(state=FactWrite.STATE_RETRACTED)
+    n_writes = writes.update(state=FactWrite.STATE_RETRACTED, believed_until=t)
+    if n_writes:
+        rederive_key(agent_id, row.subject, row.predicate, at=t, retract_event="curator_retract")
+    else:  # a row no write speaks for (imported without history): retract the row itself
+        Memory.objects.filter(id=row.id).update(invalidated_by_event="curator_retract", invalidated_at=t)
+    after = set(
+        Memory.objects.filter(agent_id=agent_id, subject=row.subject, predicate=row.predicate)
+        .filter(current_q(t))
+        .values_list("id", flat=True)
+    )
+    c.bump_generation(agent_id)
+    c.audit(
+        agent_id=agent_id,
+        actor=actor,
+        action="curator_retract",
+        memory_id=row.id,
+        subject=row.subject,
+        reason=reason.strip(),
+        at=t,
+        predicate=row.predicate,
+        writes=n_writes,
+        restored=sorted(after - before),
+    )
+    return MemoryRecord.from_model(Memory.objects.get(id=row.id))
 
 
 # --- reads ------------------------------------------------------------------------------------------------

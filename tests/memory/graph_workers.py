@@ -35,6 +35,7 @@ def reader(db_name: str, agent_id: str, n: int, commands: Any, replies: Any) -> 
         setup_django(db_name)
         from memory import engine
         from memory.engine import graph as g
+        from memory.engine.graph import cache as graph_cache
 
         seed_facts(agent_id, n)
         replies.put(("ready", None))
@@ -49,7 +50,7 @@ def reader(db_name: str, agent_id: str, n: int, commands: Any, replies: Any) -> 
                     {
                         "top": scores.top if scores else [],
                         "builds": g.stats["builds"],
-                        "cached": agent_id in g._cache,
+                        "cached": agent_id in graph_cache._cache,
                         "generation": engine.graph_generation(agent_id=agent_id),
                     },
                 )

@@ -18,6 +18,11 @@ from scipy import sparse
 
 from memory import engine
 from memory.engine import graph as g
+from memory.engine.graph import aliases as graph_aliases
+from memory.engine.graph import build as graph_build
+from memory.engine.graph import curation as graph_curation
+from memory.engine.graph import names as graph_names
+from memory.engine.graph import scan as graph_scan
 from tests.conftest import dt
 from tests.memory.test_graph_ppr import fact as ppr_fact
 
@@ -63,7 +68,7 @@ def test_the_directly_laid_out_csr_equals_the_coo_reference(seed):
     subj = rng.integers(-1, n_e, n_m)  # -1: a name that normalises to nothing
     obj = np.where(rng.random(n_m) < 0.3, subj, rng.integers(-1, n_e, n_m))  # many subject == object
     trust = rng.choice([0.0, 0.3, 0.6, 1.0], n_m)  # zero-trust edges are left out
-    got, degree = g._weights(subj, obj, trust, n_e)
+    got, degree = graph_build._weights(subj, obj, trust, n_e)
     want = reference_weights(subj.tolist(), obj.tolist(), trust.tolist(), n_e)
     assert got.shape == want.shape
     assert np.array_equal(got.indptr, want.indptr)
@@ -127,7 +132,8 @@ def test_sqlite_answers_the_scan_from_the_covering_index_alone():
             assert cur.fetchone()[0] == 0
             return
         cur.execute(
-            "EXPLAIN QUERY PLAN " + g._fact_scan_sql("COUNT(*), group_concat(m.id)"), [A, "2030-01-01"]
+            "EXPLAIN QUERY PLAN " + graph_scan._fact_scan_sql("COUNT(*), group_concat(m.id)"),
+            [A, "2030-01-01"],
         )
         plan = " ".join(str(row[-1]) for row in cur.fetchall())
     assert f"COVERING INDEX {g.GRAPH_SCAN_INDEX}" in plan
@@ -153,13 +159,13 @@ def test_a_future_dated_fact_is_left_out_of_the_aggregated_columns_and_sets_the_
 
 def reference_view(agent_id, entity=None, depth=1, predicate=None, min_trust=0.0, limit=300):
     """graph_view as it was written row by row over the ORM (the oracle for the column-wise one)."""
-    resolve = g._Resolver(g._alias_map(agent_id))
+    resolve = graph_names._Resolver(graph_aliases._alias_map(agent_id))
     focus = None
     if entity is not None and g.normalize_entity(entity):
         norm = g.normalize_entity(entity)
         focus = resolve.aliases.get(norm, norm)
     all_edges, predicates = [], set()
-    for mid, subject, pred, obj, otrust, quarantined in g._edge_rows(agent_id, timezone.now()):
+    for mid, subject, pred, obj, otrust, quarantined in graph_curation._edge_rows(agent_id, timezone.now()):
         predicates.add(pred)
         s, o = resolve(subject), resolve(obj)
         if not s or not o or (predicate and pred != predicate) or otrust < min_trust:

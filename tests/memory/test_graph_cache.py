@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from memory import engine
 from memory.engine import graph as g
+from memory.engine.graph import cache as graph_cache
 from memory.models import ApprovalRequest
 from tests.memory import graph_workers
 
@@ -54,10 +55,10 @@ def test_the_cache_starts_above_500_current_triples():
     b = builds()
     g.graph_scores(agent_id=A, query="thing3")
     g.graph_scores(agent_id=A, query="thing3")
-    assert builds() == b + 2 and A not in g._cache  # small: built per query
+    assert builds() == b + 2 and A not in graph_cache._cache  # small: built per query
     many(1, prefix="extra")
     g.graph_scores(agent_id=A, query="thing3")
-    assert A in g._cache and g._cache[A].triples == 501
+    assert A in graph_cache._cache and graph_cache._cache[A].triples == 501
     for _ in range(3):
         g.graph_scores(agent_id=A, query="thing4")
     assert builds() == b + 3  # reused
