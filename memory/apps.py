@@ -6,4 +6,10 @@ class MemoryConfig(AppConfig):
     verbose_name = "Memory engine"
 
     def ready(self) -> None:
-        from . import db  # noqa: F401  registers SQLite functions on every new connection
+        from . import (
+            db,  # noqa: F401  registers SQLite functions on every new connection
+            delivery,
+            signals,
+        )
+
+        signals.event_committed.connect(delivery.on_event_committed, dispatch_uid="memdesk.delivery")

@@ -33,16 +33,19 @@ def enqueue(name: str, *args: Any) -> Any:
 
 def deliver_event(event_id: int) -> bool:
     """POST one outbound event to the webhook URL; retried with backoff until delivered or out of attempts."""
-    from memory.engine import guard
+    from memory import delivery
 
-    return guard.deliver_event(event_id=event_id)
+    return delivery.deliver_event(event_id=event_id)
 
 
 def quarantine_sweep() -> dict[str, int]:
-    """Expire quarantine approvals past their TTL (rejected by system:ttl) and send due reminders."""
-    from memory.engine import guard
+    """Expire quarantine approvals past their TTL (rejected by system:ttl), send due reminders, and retry
+    undelivered webhook events."""
+    from memory import delivery, engine
 
-    return guard.sweep(actor="system:ttl")
+    out = engine.quarantine_sweep(actor="system:ttl")
+    delivery.redeliver()
+    return out
 
 
 JOBS = {"deliver_event", "quarantine_sweep"}

@@ -76,7 +76,7 @@ from .public import (
 from .purge import expire_by_subject, invalidate_by_origin
 from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_context, render_block
 from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer, summarize
-from .temporal import get_at, get_history, retract_fact, store, store_temporal
+from .temporal import get_at, get_history, retract_fact
 from .tokens import (
     SCOPES,
     Principal,
@@ -103,6 +103,7 @@ from .types import (
     StoreResult,
     TooManyIds,
 )
+from .writes import store, store_temporal
 
 __all__ = [
     "BELIEVED",

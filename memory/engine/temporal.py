@@ -1,4 +1,7 @@
-"""Writes and temporal reads (SPEC T1–T9): store, store_temporal, get_history, get_at, re-derivation."""
+"""The timeline of a key (SPEC T1–T9): fact writes, re-derivation, every timeline write, and temporal reads.
+
+The public write entry points (``store``, ``store_temporal``) are in ``writes``: they validate, run the guard
+when asked, then call ``apply_fact`` / ``write_fact`` here."""
 
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from .types import EngineError, InvalidArgument, InvalidTime, MemoryRecord, NotF
 
 MAX_REAFFIRMED = 20
 CONTINUATION_KEY = "continuation_of"
-_DERIVED_FIELDS = (
+DERIVED_FIELDS = (
     "valid_from",
     "valid_until",
     "superseded_by",
@@ -28,81 +31,6 @@ _DERIVED_FIELDS = (
     "invalidated_at",
     "quarantined",
 )
-
-
-# --- plain memories ---------------------------------------------------------------------------------------
-
-
-@c.write_transaction
-def store(
-    *,
-    agent_id: str,
-    content: str,
-    layer: str = "episodic",
-    tags: Any = (),
-    importance: float = 5.0,
-    source_event: str = "",
-    session_id: str | None = None,
-    origin: str | None = None,
-    origin_trust: float | None = None,
-    metadata: dict[str, Any] | None = None,
-    valid_until: datetime | str | None = None,
-    protect: bool = False,
-    actor: str = "system",
-) -> StoreResult:
-    """A plain timestamped memory (no subject/predicate, so no supersession). ``valid_until`` (optional, in
-    the future) is when it stops being current, e.g. a TTL."""
-    agent_id = c.check_agent_id(agent_id)
-    content = c.check_content(content)
-    layer = c.check_layer(layer)
-    tag_list = c.check_tags(tags)
-    importance = c.check_number(importance, field="importance", low=0, high=10)
-    source_event = c.check_source_event(source_event)
-    session_id = c.check_session(session_id)
-    origin = check_origin(origin)
-    actor = c.check_actor(actor)
-    if metadata is not None and not isinstance(metadata, dict):
-        raise InvalidArgument("metadata must be an object", field="metadata")
-    trust, _ = effective_trust(agent_id=agent_id, origin=origin, requested=origin_trust)
-    if protect:  # agent-facing: the injection scan may drop it (SPEC P4)
-        from .guard import scan_or_drop
-
-        dropped = scan_or_drop(
-            agent_id=agent_id,
-            actor=actor,
-            content=content,
-            subject=None,
-            predicate=None,
-            obj=None,
-            origin=origin,
-        )
-        if dropped is not None:
-            return dropped
-    t = c.now()
-    until = c.parse_time(valid_until, field="valid_until")
-    if until is not None and until <= t:
-        raise InvalidTime("valid_until must be in the future", field="valid_until")
-    mid = c.new_memory_id()
-    Memory.objects.create(
-        id=mid,
-        agent_id=agent_id,
-        content=content,
-        timestamp=t,
-        tags=tag_list,
-        created_at=t,
-        layer=layer,
-        importance=importance,
-        source_event=source_event,
-        valid_from=t,
-        valid_until=until,
-        metadata=metadata or {},
-        origin=origin,
-        origin_trust=trust,
-        ingested_at=t,
-        session_id=session_id,
-    )
-    c.ensure_agent(agent_id, bump_generation=False)
-    return StoreResult(mid, "stored")
 
 
 # --- facts ------------------------------------------------------------------------------------------------
@@ -192,81 +120,15 @@ def check_fact(
     )
 
 
-def store_temporal(
-    *,
-    agent_id: str,
-    content: str,
-    subject: str,
-    predicate: str,
-    object: str | None = None,
-    valid_from: datetime | str | None = None,
-    valid_until: datetime | str | None = None,
-    confidence: float = 1.0,
-    origin: str | None = None,
-    origin_trust: float | None = None,
-    derived_from: Any = (),
-    source_event: str = "",
-    session_id: str | None = None,
-    metadata: dict[str, Any] | None = None,
-    layer: str = "semantic",
-    importance: float = 5.0,
-    tags: Any = (),
-    protect: bool = False,
-    actor: str = "system",
-) -> StoreResult:
-    """Write a fact: supersede, insert a historical segment, or reaffirm (SPEC T1–T5).
-
-    ``protect`` (agent-facing writes): the injection scan may drop it and the burst guard may quarantine it
-    (SPEC P4, P5)."""
-    actor = c.check_actor(actor)
-    fact = check_fact(
-        agent_id=agent_id,
-        content=content,
-        subject=subject,
-        predicate=predicate,
-        object=object,
-        valid_from=valid_from,
-        valid_until=valid_until,
-        confidence=confidence,
-        origin=origin,
-        origin_trust=origin_trust,
-        derived_from=derived_from,
-        source_event=source_event,
-        session_id=session_id,
-        metadata=metadata,
-        layer=layer,
-        importance=importance,
-        tags=tags,
-    )
-    if protect:
-        from .guard import scan_or_drop
-
-        dropped = scan_or_drop(
-            agent_id=fact.agent_id,
-            actor=actor,
-            content=fact.content,
-            subject=fact.subject,
-            predicate=fact.predicate,
-            obj=fact.object,
-            origin=fact.origin,
-        )
-        if dropped is not None:
-            return dropped
-    return write_fact(fact, guard=protect)
-
-
 @c.write_transaction
-def write_fact(fact: FactInput, *, quarantine: bool = False, guard: bool = False) -> StoreResult:
-    """Apply one validated fact under the key lock. ``quarantine`` stores it inert (SPEC P7); ``guard`` counts
-    it in the burst guard first (SPEC P5), which may quarantine it and the rest of its burst."""
-    if guard:
-        from .guard import guarded_write  # the guard builds on this module
-
-        return guarded_write(fact)
-    return _write_fact(fact, quarantine=quarantine)
+def write_fact(fact: FactInput, *, quarantine: bool = False) -> StoreResult:
+    """Apply one validated fact in its own transaction (``apply_fact``)."""
+    return apply_fact(fact, quarantine=quarantine)
 
 
-def _write_fact(fact: FactInput, *, quarantine: bool = False, t: datetime | None = None) -> StoreResult:
+def apply_fact(fact: FactInput, *, quarantine: bool = False, t: datetime | None = None) -> StoreResult:
+    """Apply one validated fact under its key lock, inside the caller's transaction: supersede, insert a
+    historical segment, or reaffirm (SPEC T2-T5). ``quarantine`` stores it inert (SPEC P7)."""
     c.lock_key(fact.agent_id, fact.subject, fact.predicate)
     t = t or c.now()
     start = fact.valid_from or t
@@ -286,12 +148,12 @@ def _write_fact(fact: FactInput, *, quarantine: bool = False, t: datetime | None
             return _reaffirm(fact, covering, rows, start, end, t)
     mid = c.new_memory_id()
     wid = _log_write(fact, start, end, t, mid, believed=not quarantine)
-    new_row = Memory(**_row_values(fact, mid, start, end, t, quarantined=quarantine))
+    values = _row_values(fact, mid, start, end, t, quarantined=quarantine)
     if quarantine:
-        new_row.save(force_insert=True)
+        rawsql.insert(Memory, values)
         c.ensure_agent(fact.agent_id, bump_generation=False)
         return StoreResult(mid, "quarantined", write_id=wid)
-    rows[mid] = new_row
+    rows[mid] = Memory(**values)
     rederive_key(fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows, new_ids={mid})
     c.ensure_agent(fact.agent_id, bump_generation=True)
     return StoreResult(mid, "stored", write_id=wid)
@@ -697,7 +559,7 @@ def _continuation(primary: Memory, at: datetime) -> Memory:
     cont.created_at = at
     cont.reaffirmed_by = []
     cont.access_count = 0
-    for name in _DERIVED_FIELDS:
+    for name in DERIVED_FIELDS:
         if name not in {"quarantined"}:
             setattr(cont, name, None)
     return cont

@@ -12,8 +12,8 @@ import pytest
 import time_machine
 from django.db import DatabaseError
 
-from memory import config, engine, signals
-from memory.engine import guard
+from memory import config, engine, signals, tasks
+from memory.engine.guard import burst as guard_burst
 from memory.models import ApprovalRequest, AuditEvent, FactWrite, GuardCounter, Memory, OutboundEvent
 from tests.conftest import dt
 
@@ -149,7 +149,7 @@ def test_guard_fails_closed_when_the_counter_cannot_be_read(monkeypatch):
     def broken(*a, **k):
         raise DatabaseError("could not obtain lock")
 
-    monkeypatch.setattr(guard, "_lock_counter", broken)
+    monkeypatch.setattr(guard_burst, "_lock_counter", broken)
     r = write("lives_in", "Paris")
     assert r.outcome == "quarantined"
     assert Memory.objects.get(id=r.id).quarantined
@@ -299,7 +299,7 @@ def test_webhook_receives_the_event_and_failures_are_retried(webhook, django_cap
         burst(5)  # the first delivery attempt gets a 503 (logged; the write itself is unaffected)
     event = OutboundEvent.objects.get(name="knowledge.quarantined")
     assert event.attempts == 1 and event.delivered_at is None and "503" in event.last_error
-    engine.quarantine_sweep()  # the periodic sweep retries undelivered events
+    tasks.quarantine_sweep()  # the periodic sweep job retries undelivered events
     event.refresh_from_db()
     assert event.delivered_at is not None and event.attempts == 2
     assert webhook.received[0]["event"] == "knowledge.quarantined"

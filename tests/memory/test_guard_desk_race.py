@@ -109,7 +109,7 @@ def test_an_origin_purge_during_a_reject_undo_never_leaves_the_purged_writes_pen
     landing between the two would skip those writes (still retracted when it read them) and the undo would then
     bring them back. The undo holds the origin's lock across check and restore, so the purge waits for it and
     retracts what the undo restored: nothing from the purged origin is left pending."""
-    from memory.engine import guard
+    from memory.engine.guard import undo as guard
 
     check = guard._purge_after
 

@@ -1,0 +1,452 @@
+"""Approval requests for quarantined batches (SPEC P8): open, decide (exactly one decision wins), claim."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connection
+from django.db.models import Q
+
+from memory.models import ApprovalRequest, FactWrite, Memory
+
+from .. import common as c
+from ..belief import approval_effects
+from ..temporal import DERIVED_FIELDS, rederive_key
+from ..types import EngineError, InvalidArgument, NotFound
+from .outbox import emit
+
+APPROVAL_TTL_SECS = 86_400
+
+
+REMIND_FRACTION = 2 / 3
+
+
+REJECT_TRUST = 0.1
+
+
+REJECT_REASONS = ("wrong", "duplicate", "outdated", "poisoning", "out_of_scope", "ttl_expired", "other")
+
+
+CLAIM_SECS = 600  # a reviewer's claim on a batch lasts this long unless renewed or released
+
+
+MAX_CLAIM_SECS = 3600
+
+
+UNDO_SECS = 30  # the decider may undo a decision this long after making it
+
+
+SYSTEM_ACTORS = ("system",)  # actors "system" and "system:…" decide by rule: their decisions have no undo
+
+
+class AlreadyDecided(EngineError):
+    code = "already_decided"
+
+
+class ClaimedByOther(EngineError):
+    """Another reviewer holds a live claim on the batch."""
+
+    code = "claimed_by_other"
+
+
+class NotDecided(EngineError):
+    code = "not_decided"
+
+
+class UndoExpired(EngineError):
+    """The undo window has passed: a later revert is a new decision by other means."""
+
+    code = "undo_expired"
+
+
+class UndoNotYours(EngineError):
+    """Only the reviewer who decided may undo the decision."""
+
+    code = "undo_not_yours"
+
+
+class UndoConflict(EngineError):
+    """Undoing would clash with something newer: a pending batch from the same origin about the same subject
+    (decide that one first), or an origin purge that covered the batch's writes after the decision (the
+    decision stands, so purged facts stay purged)."""
+
+    code = "undo_conflict"
+
+
+def open_request(
+    *,
+    agent_id: str,
+    origin: str,
+    subject: str,
+    memory_ids: list[str],
+    write_ids: list[int],
+    snippet: str,
+    reason: str,
+    t: datetime,
+) -> ApprovalRequest:
+    pending = (
+        ApprovalRequest.objects.filter(
+            agent_id=agent_id,
+            action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE,
+            origin=origin,
+            subject=subject,
+            status=ApprovalRequest.PENDING,
+        )
+        .order_by("id")
+        .first()
+    )
+    if pending is not None:  # the burst goes on: later writes join the open batch
+        payload = dict(pending.payload)
+        payload["ids"] = list(dict.fromkeys([*payload.get("ids", []), *memory_ids]))
+        payload["write_ids"] = sorted(set(payload.get("write_ids", [])) | set(write_ids))
+        payload["reason"] = reason or payload.get("reason", "")
+        ApprovalRequest.objects.filter(id=pending.id).update(payload=payload)
+        pending.payload = payload
+        return pending
+    ttl = timedelta(seconds=APPROVAL_TTL_SECS)
+    request = ApprovalRequest.objects.create(
+        agent_id=agent_id,
+        action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE,
+        origin=origin,
+        subject=subject,
+        payload={
+            "origin": origin,
+            "subject": subject,
+            "ids": list(dict.fromkeys(memory_ids)),
+            "write_ids": sorted(set(write_ids)),
+            "snippet": snippet,
+            "reason": reason,
+        },
+        created_at=t,
+        expires_at=t + ttl,
+        remind_at=t + ttl * REMIND_FRACTION,
+    )
+    c.audit(
+        agent_id=agent_id,
+        actor="system:guard",
+        action="knowledge_quarantined",
+        subject=subject,
+        reason=reason,
+        at=t,
+        request_id=request.id,
+        origin=origin,
+        ids=request.payload["ids"],
+    )
+    emit("knowledge.quarantined", agent_id, {"request_id": request.id, **request.payload})
+    return request
+
+
+def request_id_of(request_id: Any) -> int:
+    if isinstance(request_id, bool):
+        raise NotFound("no such approval request", field="request_id")
+    try:
+        return int(request_id)
+    except (TypeError, ValueError):
+        raise NotFound("no such approval request", field="request_id") from None
+
+
+def _is_system(actor: str) -> bool:
+    return actor in SYSTEM_ACTORS or actor.startswith("system:")
+
+
+def _claim_free_for(actor: str, t: datetime) -> Q:
+    """No live claim by anyone but ``actor`` (claims expire by comparing times: no job releases them)."""
+    return Q(claimed_by="") | Q(claimed_by=actor) | Q(claimed_until__isnull=True) | Q(claimed_until__lte=t)
+
+
+def _claimed_by_other(request: ApprovalRequest) -> ClaimedByOther:
+    until = request.claimed_until.isoformat() if request.claimed_until else None
+    return ClaimedByOther(
+        f"batch #{request.id} is claimed by {request.claimed_by} until "
+        f"{request.claimed_until:%H:%M:%S} UTC; wait for the claim to end or ask them",
+        field="request_id",
+        holder=request.claimed_by,
+        claimed_until=until,
+    )
+
+
+def _win(request_id: Any, status: str, actor: str, reason: str, t: datetime) -> ApprovalRequest:
+    """Move a pending request to ``status``: the conditional UPDATE lets exactly one decision win.
+
+    A person decides before the TTL runs out and only if nobody else holds a live claim; the system decides
+    after the TTL, claims or not. The decision releases the claim and, for a person, opens the undo window.
+    """
+    rid = request_id_of(request_id)
+    pending = ApprovalRequest.objects.filter(id=rid, status=ApprovalRequest.PENDING)
+    if status == ApprovalRequest.EXPIRED:
+        pending = pending.filter(expires_at__lte=t)
+    else:
+        pending = pending.filter(expires_at__gt=t).filter(_claim_free_for(actor, t))
+    undo_until = None if _is_system(actor) else t + timedelta(seconds=UNDO_SECS)
+    won = pending.update(
+        status=status,
+        decided_at=t,
+        decided_by=actor,
+        decision_reason=reason,
+        claimed_by="",
+        claimed_until=None,
+        undo_until=undo_until,
+        undo_state={},
+    )
+    request = ApprovalRequest.objects.filter(id=rid).first()
+    if request is None:
+        raise NotFound("no such approval request", field="request_id")
+    if not won and request.status == ApprovalRequest.PENDING:
+        if status == ApprovalRequest.EXPIRED:
+            raise AlreadyDecided("this request has not expired yet", field="request_id")
+        if request.expires_at <= t:
+            raise AlreadyDecided(
+                "this request's time ran out; it is being rejected automatically (ttl_expired)",
+                field="request_id",
+            )
+        raise _claimed_by_other(request)
+    if not won:
+        raise AlreadyDecided(
+            f"this request was already decided ({request.status} by {request.decided_by})", field="request_id"
+        )
+    return request
+
+
+def check_reason(reason: Any) -> str:
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidArgument("a reason is required", field="reason")
+    if len(reason) > 2000:
+        raise InvalidArgument("the reason is longer than 2000 characters", field="reason")
+    return reason.strip()
+
+
+def _request_writes(request: ApprovalRequest) -> list[FactWrite]:
+    ids = [int(i) for i in request.payload.get("write_ids", [])]
+    return list(
+        FactWrite.objects.filter(agent_id=request.agent_id, id__in=ids, state=FactWrite.STATE_QUARANTINED)
+    )
+
+
+def iso_or_none(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def from_iso(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+
+ROW_FIELDS = (*DERIVED_FIELDS, "origin_trust")
+
+
+def _snapshot(writes: list[FactWrite], rows: list[str]) -> dict[str, Any]:
+    """What an undo restores: the batch's writes (record time, trust) and its own rows as they were."""
+    stored = Memory.objects.filter(id__in=rows).values("id", *ROW_FIELDS)
+    return {
+        "writes": {
+            str(w.id): [iso_or_none(w.believed_from), iso_or_none(w.believed_until), w.origin_trust]
+            for w in writes
+        },
+        "rows": {
+            r["id"]: {k: iso_or_none(v) if isinstance(v, datetime) else v for k, v in r.items() if k != "id"}
+            for r in stored
+        },
+    }
+
+
+def _apply_verdict(
+    request: ApprovalRequest, *, approve: bool, t: datetime, event: str, undoable: bool = False
+) -> dict[str, int]:
+    writes = _request_writes(request)
+    keys = sorted({(w.subject, w.predicate) for w in writes})
+    for subject, predicate in keys:
+        c.lock_key(request.agent_id, subject, predicate)
+    if undoable:
+        snapshot = _snapshot(writes, [w.memory_id for w in writes if not w.is_reaffirm])
+        snapshot["verdict"] = FactWrite.STATE_BELIEVED if approve else FactWrite.STATE_RETRACTED
+        ApprovalRequest.objects.filter(id=request.id).update(undo_state=snapshot)
+        request.undo_state = snapshot
+    ids = [w.id for w in writes]
+    if approve:
+        FactWrite.objects.filter(id__in=ids).update(
+            state=FactWrite.STATE_BELIEVED, believed_from=t, believed_until=None
+        )
+    else:
+        FactWrite.objects.filter(id__in=ids).update(
+            state=FactWrite.STATE_RETRACTED, origin_trust=REJECT_TRUST
+        )
+    for subject, predicate in keys:
+        rederive_key(request.agent_id, subject, predicate, at=t, retract_event=event or None)
+    rows = [w.memory_id for w in writes if not w.is_reaffirm]
+    if not approve and rows:
+        Memory.objects.filter(id__in=rows).update(origin_trust=REJECT_TRUST)
+    if keys:
+        c.bump_generation(request.agent_id)
+    return {"writes": len(ids), "rows": len(rows)}
+
+
+def _decide(
+    request_id: Any, *, status: str, actor: str, reason: str, approve: bool, event: str
+) -> ApprovalRequest:
+    actor = c.check_actor(actor)
+    t = c.now()
+    request = _win(request_id, status, actor, reason, t)
+    counts = _apply_verdict(
+        request, approve=approve, t=t, event=event, undoable=request.undo_until is not None
+    )
+    c.audit(
+        agent_id=request.agent_id,
+        actor=actor,
+        action=f"quarantine_{status}",
+        subject=request.subject,
+        reason=reason,
+        at=t,
+        request_id=request.id,
+        origin=request.origin,
+        ids=request.payload.get("ids", []),
+        writes=counts["writes"],
+        rows=counts["rows"],
+    )
+    emit(
+        "knowledge.decided",
+        request.agent_id,
+        {"request_id": request.id, "status": status, "actor": actor, "reason": reason},
+    )
+    return request
+
+
+@c.write_transaction
+def quarantine_approve(request_id: Any, actor: str, reason: str) -> ApprovalRequest:
+    """Release the batch: its writes are applied through the timeline rules as if written then."""
+    return _decide(
+        request_id,
+        status=ApprovalRequest.APPROVED,
+        actor=actor,
+        reason=check_reason(reason),
+        approve=True,
+        event="",
+    )
+
+
+@c.write_transaction
+def quarantine_reject(request_id: Any, actor: str, reason: str) -> ApprovalRequest:
+    """Retract the batch (``quarantine_reject``) and crush its trust to at most 0.1."""
+    return _decide(
+        request_id,
+        status=ApprovalRequest.DENIED,
+        actor=actor,
+        reason=check_reason(reason),
+        approve=False,
+        event="quarantine_reject",
+    )
+
+
+@c.write_transaction
+def quarantine_expire(request_id: Any, actor: str = "system:ttl") -> ApprovalRequest:
+    """TTL ran out: reject, decided by the system (fail closed)."""
+    return _decide(
+        request_id,
+        status=ApprovalRequest.EXPIRED,
+        actor=actor,
+        reason="ttl_expired",
+        approve=False,
+        event="quarantine_reject",
+    )
+
+
+def locked_request(rid: int) -> ApprovalRequest:
+    qs = ApprovalRequest.objects.filter(id=rid, action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE)
+    if connection.vendor == "postgresql":
+        qs = qs.select_for_update()  # SQLite: the IMMEDIATE write transaction already serialises writers
+    request = qs.first()
+    if request is None:
+        raise NotFound("no such approval request", field="request_id")
+    return request
+
+
+@c.write_transaction
+def quarantine_claim(*, request_id: Any, actor: str, secs: int = CLAIM_SECS) -> ApprovalRequest:
+    """Claim a pending batch while working on it (or renew one's own claim) for ``secs`` seconds.
+
+    Others see who holds it and until when; their decisions are refused (``claimed_by_other``) until the claim
+    ends: released, decided, or simply expired (times are compared; no job is needed).
+    """
+    actor = c.check_actor(actor)
+    if isinstance(secs, bool) or not isinstance(secs, int) or not 1 <= secs <= MAX_CLAIM_SECS:
+        raise InvalidArgument(f"secs must be an integer from 1 to {MAX_CLAIM_SECS}", field="secs")
+    rid = request_id_of(request_id)
+    t = c.now()
+    won = (
+        ApprovalRequest.objects.filter(id=rid, status=ApprovalRequest.PENDING, expires_at__gt=t)
+        .filter(_claim_free_for(actor, t))
+        .update(claimed_by=actor, claimed_until=t + timedelta(seconds=secs))
+    )
+    request = ApprovalRequest.objects.filter(id=rid).first()
+    if request is None:
+        raise NotFound("no such approval request", field="request_id")
+    if not won:
+        if request.status != ApprovalRequest.PENDING:
+            raise AlreadyDecided(
+                f"this request was already decided ({request.status} by {request.decided_by})",
+                field="request_id",
+            )
+        if request.expires_at <= t:
+            raise AlreadyDecided(
+                "this request's time ran out; it is being rejected automatically (ttl_expired)",
+                field="request_id",
+            )
+        raise _claimed_by_other(request)
+    c.audit(
+        agent_id=request.agent_id,
+        actor=actor,
+        action="quarantine_claimed",
+        subject=request.subject,
+        reason=f"claimed until {request.claimed_until:%H:%M:%S} UTC",
+        at=t,
+        request_id=request.id,
+        origin=request.origin,
+        claimed_until=iso_or_none(request.claimed_until),
+    )
+    return request
+
+
+@c.write_transaction
+def quarantine_release(*, request_id: Any, actor: str) -> ApprovalRequest:
+    """Give up one's own claim (a no-op if ``actor`` holds none)."""
+    actor = c.check_actor(actor)
+    rid = request_id_of(request_id)
+    t = c.now()
+    won = ApprovalRequest.objects.filter(id=rid, claimed_by=actor, claimed_until__gt=t).update(
+        claimed_by="", claimed_until=None
+    )
+    request = ApprovalRequest.objects.filter(id=rid).first()
+    if request is None:
+        raise NotFound("no such approval request", field="request_id")
+    if won:
+        c.audit(
+            agent_id=request.agent_id,
+            actor=actor,
+            action="quarantine_released",
+            subject=request.subject,
+            reason="claim released",
+            at=t,
+            request_id=request.id,
+            origin=request.origin,
+        )
+    return request
+
+
+def approval_preview(request: ApprovalRequest) -> list[dict[str, Any]]:
+    """What approving would change: for each quarantined row, the believed row it would supersede or
+    reaffirm (``belief.approval_effects``, oldest fact first)."""
+    rows = sorted(
+        Memory.objects.filter(agent_id=request.agent_id, id__in=request.payload.get("ids", [])),
+        key=lambda r: (r.valid_from or r.created_at, r.id),
+    )
+    effects = approval_effects(request.agent_id, rows)
+    out = []
+    for m in rows:
+        e = effects[m.id]
+        out.append(
+            {
+                "row": m,
+                "supersedes": e.other if e.effect == "supersede" else None,
+                "reaffirms": e.other if e.effect == "reaffirm" else None,
+            }
+        )
+    return out
