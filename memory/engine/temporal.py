@@ -390,6 +390,30 @@ def _write_spans(writes: list[FactWrite]) -> list[WriteSpan]:
     return [WriteSpan(w.id, w.req_from, w.req_until, w.memory_id, w.source_event) for w in writes]
 
 
+@dataclass
+class _KeyWrites:
+    """The write log of one key, as re-derivation reads it."""
+
+    writes: list[FactWrite]
+    believed: list[WriteSpan]  # the believed writes, in ingestion order
+    states: dict[str, set[str]]  # primary row id -> the states of every write supporting it
+    primary_state: dict[str, str]  # primary row id -> the state of the write that created it
+
+
+def _key_writes(agent_id: str, subject: str, predicate: str) -> _KeyWrites:
+    writes = list(
+        FactWrite.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate).order_by("id")
+    )
+    states: dict[str, set[str]] = {}
+    primary_state: dict[str, str] = {}
+    for w in writes:
+        states.setdefault(w.memory_id, set()).add(w.state)
+        if not w.is_reaffirm:
+            primary_state[w.memory_id] = w.state
+    believed = _write_spans([w for w in writes if w.state == FactWrite.STATE_BELIEVED])
+    return _KeyWrites(writes, believed, states, primary_state)
+
+
 def rederive_key(
     agent_id: str,
     subject: str,
@@ -402,28 +426,28 @@ def rederive_key(
 ) -> bool:
     """Make the stored rows of one key match the believed writes (SPEC T2). Returns True if any row changed.
 
+    Four phases: read the key's write log; derive the believed segments and place each on a row (the
+    write's own row first, then its continuation rows, created as needed); say what every row must look
+    like (placed rows from their segments, the rest as shadowed, held or retracted); apply the differences.
     Rows in ``new_ids`` are unsaved and get inserted. Rows whose every write is retracted take
-    ``retract_event``. Closing updates run before inserts and openings so the partial unique index holds
-    after every statement.
+    ``retract_event``.
     """
     if rows is None:
         rows = {m.id: m for m in _key_rows(agent_id, subject, predicate)}
     new_ids = set(new_ids or ())
-    writes = list(
-        FactWrite.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate).order_by("id")
-    )
-    states: dict[str, set[str]] = {}
-    primary_state: dict[str, str] = {}
-    for w in writes:
-        states.setdefault(w.memory_id, set()).add(w.state)
-        if not w.is_reaffirm:
-            primary_state[w.memory_id] = w.state
-    believed = [w for w in writes if w.state == FactWrite.STATE_BELIEVED]
-    segments = derive(_write_spans(believed))
+    log = _key_writes(agent_id, subject, predicate)
+    placed = _place_segments(derive(log.believed), rows, log.writes, at, new_ids)
+    desired = _placed_rows(placed, new_ids, at)
+    desired.update(_unplaced_rows(rows, desired, log, at, retract_event))
+    return _apply(rows, desired, new_ids)
 
-    by_row: dict[str, list[Segment]] = {}
-    for seg in segments:
-        by_row.setdefault(seg.row, []).append(seg)
+
+def _place_segments(
+    segments: list[Segment], rows: dict[str, Memory], writes: list[FactWrite], at: datetime, new_ids: set[str]
+) -> list[tuple[Segment, Memory]]:
+    """Each believed segment (oldest first) with the row that holds it: its write's primary row for the first
+    stretch, then that row's continuation rows in id order, new ones created (and added to ``rows`` and
+    ``new_ids``) when there are not enough. A primary row missing from ``rows`` is rebuilt from its write."""
     continuations: dict[str, list[Memory]] = {}
     for m in rows.values():
         parent = (m.metadata or {}).get(CONTINUATION_KEY)
@@ -431,36 +455,43 @@ def rederive_key(
             continuations.setdefault(parent, []).append(m)
     for lst in continuations.values():
         lst.sort(key=lambda m: m.id)
-
-    # Which row holds each segment (primary first, then its continuations, created as needed).
-    holder: dict[int, Memory] = {}
-    for row_id, segs in by_row.items():
-        primary = rows.get(row_id)
-        if primary is None:  # a write whose row is missing: rebuild it from the write
+    used: dict[str, int] = {}  # primary row id -> how many of its stretches are placed so far
+    placed: list[tuple[Segment, Memory]] = []
+    for seg in segments:
+        primary = rows.get(seg.row)
+        if primary is None:
             primary = _row_from_write(
-                next(w for w in writes if w.memory_id == row_id and not w.is_reaffirm), at
+                next(w for w in writes if w.memory_id == seg.row and not w.is_reaffirm), at
             )
             rows[primary.id] = primary
             new_ids.add(primary.id)
-        holder[id(segs[0])] = primary
-        spare = continuations.get(row_id, [])
-        for k, seg in enumerate(segs[1:]):
-            if k < len(spare):
-                holder[id(seg)] = spare[k]
-            else:
-                cont = _continuation(primary, at)
-                rows[cont.id] = cont
-                new_ids.add(cont.id)
-                holder[id(seg)] = cont
+        k = used.get(seg.row, 0)
+        used[seg.row] = k + 1
+        if k == 0:
+            placed.append((seg, primary))
+            continue
+        spare = continuations.setdefault(seg.row, [])
+        if k - 1 >= len(spare):
+            cont = _continuation(primary, at)
+            rows[cont.id] = cont
+            new_ids.add(cont.id)
+            spare.append(cont)
+        placed.append((seg, spare[k - 1]))
+    return placed
 
+
+def _placed_rows(
+    placed: list[tuple[Segment, Memory]], new_ids: set[str], at: datetime
+) -> dict[str, dict[str, Any]]:
+    """What each row holding a segment must look like: its interval, its chain links to the adjacent
+    segments' rows, and, when its end changed, the event that closed it (the next segment's first write)."""
     desired: dict[str, dict[str, Any]] = {}
-    for k, seg in enumerate(segments):
-        m = holder[id(seg)]
-        prev = segments[k - 1] if k > 0 else None
-        nxt = segments[k + 1] if k + 1 < len(segments) else None
-        pred_id = holder[id(prev)].id if prev is not None and prev.end == seg.start else None
-        succ = nxt if nxt is not None and seg.end == nxt.start else None
-        succ_id = holder[id(succ)].id if succ is not None else None
+    for k, (seg, m) in enumerate(placed):
+        prev = placed[k - 1] if k > 0 else None
+        nxt = placed[k + 1] if k + 1 < len(placed) else None
+        pred_id = prev[1].id if prev is not None and prev[0].end == seg.start else None
+        succ = nxt if nxt is not None and seg.end == nxt[0].start else None
+        succ_id = succ[1].id if succ is not None else None
         want: dict[str, Any] = {
             "valid_from": seg.start,
             "valid_until": seg.end,
@@ -468,45 +499,59 @@ def rederive_key(
             "superseded_by": succ_id,
             "quarantined": False,
         }
-        ended_differently = m.id in new_ids or m.valid_until != seg.end or m.superseded_by != succ_id
-        if is_retracted(m.invalidated_by_event):
-            ended_differently = True
+        ended_differently = (
+            m.id in new_ids
+            or m.valid_until != seg.end
+            or m.superseded_by != succ_id
+            or is_retracted(m.invalidated_by_event)
+        )
         if ended_differently:
             if succ is not None:
-                want["invalidated_by_event"] = succ.first.source_event or f"supersede:{succ_id}"
+                want["invalidated_by_event"] = succ[0].first.source_event or f"supersede:{succ_id}"
                 want["invalidated_at"] = at
             else:
                 want["invalidated_by_event"] = None
                 want["invalidated_at"] = None
         desired[m.id] = want
+    return desired
 
+
+def _unplaced_rows(
+    rows: dict[str, Memory],
+    placed: dict[str, dict[str, Any]],
+    log: _KeyWrites,
+    at: datetime,
+    retract_event: str | None,
+) -> dict[str, dict[str, Any]]:
+    """What the key's other rows must look like: believed but shadowed everywhere (a zero-length segment at
+    its start, superseded by the winner there), held (quarantined), or retracted. A row no write speaks for
+    (imported without history) is left alone."""
+    desired: dict[str, dict[str, Any]] = {}
     for m in rows.values():
-        if m.id in desired or not m.subject:
+        if m.id in placed or not m.subject:
             continue
         parent = (m.metadata or {}).get(CONTINUATION_KEY)
         key = parent or m.id
-        row_states = states.get(key, set())
+        row_states = log.states.get(key, set())
         if not row_states:
-            continue  # a row no write speaks for (e.g. imported without history): leave it alone
+            continue
         if FactWrite.STATE_BELIEVED in row_states:
-            # believed but shadowed everywhere: a zero-length segment at its start
             start = m.valid_from or at
-            winner = value_at(_write_spans(believed), start)
+            winner = value_at(log.believed, start)
             win_row = winner.row if winner else None
-            want = {"valid_until": start, "valid_from": start, "quarantined": False}
+            want: dict[str, Any] = {"valid_until": start, "valid_from": start, "quarantined": False}
             if m.valid_until != start or (m.superseded_by != win_row and not parent):
                 want["superseded_by"] = None if parent else win_row
-                want["invalidated_by_event"] = (
-                    "rederived"
-                    if parent
-                    else (winner.source_event or f"supersede:{win_row}")
-                    if winner
-                    else None
-                )
+                if parent:
+                    want["invalidated_by_event"] = "rederived"
+                elif winner:
+                    want["invalidated_by_event"] = winner.source_event or f"supersede:{win_row}"
+                else:
+                    want["invalidated_by_event"] = None
                 want["invalidated_at"] = at
             desired[m.id] = want
         elif (
-            primary_state.get(key) == FactWrite.STATE_QUARANTINED
+            log.primary_state.get(key) == FactWrite.STATE_QUARANTINED
             and FactWrite.STATE_RETRACTED not in row_states
         ):
             desired[m.id] = {"quarantined": True}
@@ -516,8 +561,7 @@ def rederive_key(
                 "invalidated_by_event": retract_event or "origin_purge",
                 "invalidated_at": at,
             }
-
-    return _apply(rows, desired, new_ids)
+    return desired
 
 
 def _apply(rows: dict[str, Memory], desired: dict[str, dict[str, Any]], new_ids: set[str]) -> bool:
