@@ -736,10 +736,10 @@ def test_many_rows_in_batches(tmp_path: Path) -> None:
 
 
 def test_small_batches_and_chunks_keep_keys_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memory.engine import importer
+    from memory.engine.importer import sizes
 
-    monkeypatch.setattr(importer, "BATCH_ROWS", 7)
-    monkeypatch.setattr(importer, "CHUNK", 3)
+    monkeypatch.setattr(sizes, "BATCH_ROWS", 7)
+    monkeypatch.setattr(sizes, "CHUNK", 3)
     later = ("subject", "predicate", "object", "valid_from")
     rows = [
         base_row(
