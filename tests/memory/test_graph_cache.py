@@ -18,9 +18,9 @@ from memory import engine
 from memory.engine import graph as g
 from memory.models import ApprovalRequest
 from tests.memory import graph_workers
+from tests.memory.conftest import A
 
 pytestmark = pytest.mark.django_db
-A = "agent-cache"
 REPO = Path(__file__).resolve().parents[2]
 
 
