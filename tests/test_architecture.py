@@ -68,6 +68,7 @@ KNOWN_PRIVATE_IMPORTS: set[tuple[str, str]] = set()
 def _engine_imports(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, module) for each import of a ``memory.engine`` submodule, however it is spelled."""
     submodules = {p.stem for p in ENGINE_DIR.glob("*.py") if p.stem != "__init__"}
+    submodules |= {p.parent.name for p in ENGINE_DIR.glob("*/__init__.py")}  # packages such as importer/
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -108,6 +109,7 @@ def test_the_import_checker_sees_every_spelling():
         "from memory.engine import common as c\nfrom memory.engine.common import audit\n"
         "import memory.engine.text\nfrom memory.engine import text, EngineError\n"
         "from memory.engine.types import EngineError\nfrom memory import engine\n"
+        "from memory.engine import importer\n"  # a package
     )
     found = [m for _, m in _engine_imports(sample)]
     assert [m for m in found if _private(m)] == [
@@ -115,5 +117,6 @@ def test_the_import_checker_sees_every_spelling():
         "memory.engine.common",
         "memory.engine.text",
         "memory.engine.text",
+        "memory.engine.importer",
     ]
     assert "memory.engine.types" in found and "memory.engine" in found

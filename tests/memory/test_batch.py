@@ -6,9 +6,9 @@ import pytest
 
 from memory import engine
 from memory.engine.temporal import check_fact, write_fact
+from tests.memory.conftest import A
 
 pytestmark = pytest.mark.django_db
-A = "agent-b"
 
 
 def test_request_order_missing_ids_and_counts():

@@ -23,9 +23,9 @@ from django.db import connection, connections
 
 from memory.models import FactWrite, Memory
 from tests.memory import concurrency_workers as workers
+from tests.memory.conftest import A
 
 REPO = Path(__file__).resolve().parents[2]
-AGENT = "conc-bot"
 KEYS = [(f"user:{i}", "favourite_colour" if i % 2 else "lives_in") for i in range(10)]
 TIMEOUT = 300
 
@@ -39,7 +39,7 @@ def run_writers(*, db_name: str, processes: int, per_process: int, seed: int) ->
     procs = [
         ctx.Process(
             target=workers.writer,
-            args=(db_name, AGENT, w, per_process, KEYS, seed, barrier, results_q),
+            args=(db_name, A, w, per_process, KEYS, seed, barrier, results_q),
             name=f"writer-{w}",
         )
         for w in range(processes)
@@ -90,13 +90,13 @@ def test_concurrent_writers_on_postgres_keep_every_invariant():
 
     results = run_writers(db_name=db_name, processes=processes, per_process=per_process, seed=11)
 
-    assert FactWrite.objects.filter(agent_id=AGENT).count() == processes * per_process
+    assert FactWrite.objects.filter(agent_id=A).count() == processes * per_process
     outcomes = {r["outcome"] for r in results}
     assert outcomes == {"stored", "reaffirmed"}, outcomes  # both paths really raced
     stored = sum(r["outcome"] == "stored" for r in results)
-    assert FactWrite.objects.filter(agent_id=AGENT, is_reaffirm=False).count() == stored
-    assert Memory.objects.filter(agent_id=AGENT).count() >= stored
-    assert_consistent(workers.verify(agent_id=AGENT, keys=KEYS, results=results))
+    assert FactWrite.objects.filter(agent_id=A, is_reaffirm=False).count() == stored
+    assert Memory.objects.filter(agent_id=A).count() >= stored
+    assert_consistent(workers.verify(agent_id=A, keys=KEYS, results=results))
 
 
 def test_concurrent_writers_on_sqlite_file_never_leak_database_is_locked(tmp_path, monkeypatch):
@@ -121,7 +121,7 @@ def test_concurrent_writers_on_sqlite_file_never_leak_database_is_locked(tmp_pat
     assert {r["outcome"] for r in results} == {"stored", "reaffirmed"}
     ctx = multiprocessing.get_context("spawn")
     verdict_q = ctx.Queue()
-    proc = ctx.Process(target=workers.verifier, args=(str(db_path), AGENT, KEYS, results, verdict_q))
+    proc = ctx.Process(target=workers.verifier, args=(str(db_path), A, KEYS, results, verdict_q))
     proc.start()
     [(kind, _w, payload)] = collect(verdict_q, [proc], 1)
     assert kind == "ok", payload
@@ -132,7 +132,7 @@ def test_concurrent_writers_on_sqlite_file_never_leak_database_is_locked(tmp_pat
 
     with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as raw:
         logged = raw.execute(
-            "SELECT count(*), sum(is_reaffirm) FROM memory_fact_writes WHERE agent_id = ?", [AGENT]
+            "SELECT count(*), sum(is_reaffirm) FROM memory_fact_writes WHERE agent_id = ?", [A]
         ).fetchone()
     assert logged[0] == processes * per_process
     assert logged[1] == sum(r["outcome"] == "reaffirmed" for r in results)

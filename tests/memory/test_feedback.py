@@ -8,9 +8,9 @@ import time_machine
 from memory import engine
 from memory.models import AuditEvent, Feedback
 from tests.conftest import dt
+from tests.memory.conftest import A
 
 pytestmark = pytest.mark.django_db
-A = "agent-f"
 
 
 @pytest.mark.parametrize(

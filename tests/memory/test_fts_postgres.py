@@ -9,10 +9,10 @@ import pytest
 from django.db import connection
 
 from memory import engine
+from tests.memory.conftest import A
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 fts = importlib.import_module("memory.migrations.0009_fts_doc_linear")
-A = "agent-fts-pg"
 
 SAMPLES = [
     ("plain ascii text, with punctuation: c++ & c#!", None, None),

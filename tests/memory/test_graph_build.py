@@ -24,9 +24,7 @@ from memory.engine.graph import curation as graph_curation
 from memory.engine.graph import names as graph_names
 from memory.engine.graph import scan as graph_scan
 from tests.conftest import dt
-from tests.memory.test_graph_ppr import fact as ppr_fact
-
-A = "agent-build"
+from tests.memory.conftest import A, fact
 
 # Characters where the ASCII fast path and Python could part ways: every ASCII whitespace Python's str.split
 # knows (\x1c-\x1f included), other control characters, upper case, and non-ASCII that NFKC or lower() change.
@@ -118,10 +116,6 @@ def test_scores_are_looked_up_among_the_reached_nodes():
 
 
 # --- the scan ------------------------------------------------------------------------------------------------
-
-
-def fact(subject, predicate, obj=None, **kw):
-    return ppr_fact(subject, predicate, obj, agent_id=A, **kw)
 
 
 @pytest.mark.django_db
@@ -219,7 +213,7 @@ def test_the_columnwise_graph_view_equals_the_row_by_row_reference():
             origin_trust=trust,
         )
     for k in range(5):  # a burst from one origin: quarantined, flagged in the view
-        ppr_fact("Mallory", f"says{k}", rng.choice(forms), agent_id=A, origin="channel:burst", protect=True)
+        fact("Mallory", f"says{k}", rng.choice(forms), origin="channel:burst", protect=True)
     engine.alias_add(agent_id=A, canonical="李老闆", alias="zhixu")
     engine.alias_add(agent_id=A, canonical="李老闆", alias="老闆")
     check_cases()

@@ -19,9 +19,9 @@ from memory.engine import graph as g
 from memory.engine.graph import cache as graph_cache
 from memory.models import ApprovalRequest
 from tests.memory import graph_workers
+from tests.memory.conftest import A
 
 pytestmark = pytest.mark.django_db
-A = "agent-cache"
 REPO = Path(__file__).resolve().parents[2]
 
 

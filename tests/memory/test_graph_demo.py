@@ -16,7 +16,7 @@ from memory.management import demo_data as d
 from memory.models import Memory
 
 pytestmark = pytest.mark.django_db
-A = d.SUPPORT_BOT
+A = d.SUPPORT_BOT  # the demo data's own agent, not the shared test agent
 NOW = datetime(2025, 3, 15, 12, 0, tzinfo=UTC)
 
 

@@ -13,9 +13,9 @@ from memory import engine
 from memory.engine import embeddings as emb
 from memory.engine import graph as g
 from memory.models import EntityEmbedding
+from tests.memory.conftest import A, fact
 
 pytestmark = [pytest.mark.embeddings, pytest.mark.django_db]
-A = "agent-minilm"
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 QUERY = "who is the automobile vendor?"  # names no entity and no word of any fact below
 
@@ -61,15 +61,22 @@ def test_close_names_are_nearer_than_unrelated_ones(minilm):
 
 
 def world():
-    def fact(subject, predicate, obj, content):
-        return engine.store_temporal(
-            agent_id=A, content=content, subject=subject, predicate=predicate, object=obj, origin="user"
-        ).id
-
     return {
-        "dealer": fact("car dealer", "run_by", "Marta Quinn", "Marta Quinn runs a lot on Fifth Street"),
-        "farm": fact("banana farm", "grows", "plantains", "harvest starts in March"),
-        "teacher": fact("guitar teacher", "teaches", "jazz standards", "lessons on Thursday evenings"),
+        "dealer": fact(
+            "car dealer",
+            "run_by",
+            "Marta Quinn",
+            content="Marta Quinn runs a lot on Fifth Street",
+            origin="user",
+        ),
+        "farm": fact("banana farm", "grows", "plantains", content="harvest starts in March", origin="user"),
+        "teacher": fact(
+            "guitar teacher",
+            "teaches",
+            "jazz standards",
+            content="lessons on Thursday evenings",
+            origin="user",
+        ),
     }
 
 

@@ -13,9 +13,9 @@ from memory import engine
 from memory.engine import embeddings as emb
 from memory.engine import graph as g
 from memory.models import EntityEmbedding
+from tests.memory.conftest import A, fact
 
 pytestmark = pytest.mark.django_db
-A = "agent-embed"
 # A tiny "semantic" space: words of one theme share an axis, so cosine finds related names.
 THEMES = {"cat": 0, "kitten": 0, "feline": 0, "dog": 1, "puppy": 1, "car": 2, "engine": 2, "tea": 3}
 
@@ -67,17 +67,13 @@ def _reset(settings, tmp_path, monkeypatch):
     g.clear_cache()
 
 
-def fact(subject, predicate, obj, content):
-    return engine.store_temporal(
-        agent_id=A, content=content, subject=subject, predicate=predicate, object=obj, origin="user"
-    ).id
-
-
 def world():
     return {
-        "kitten": fact("kitten", "sleeps_on", "sofa", "the little one naps on the sofa"),
-        "dog": fact("dog", "chews", "slipper", "the slipper got chewed"),
-        "car": fact("car", "needs", "oil change", "service booked for tuesday"),
+        "kitten": fact(
+            "kitten", "sleeps_on", "sofa", content="the little one naps on the sofa", origin="user"
+        ),
+        "dog": fact("dog", "chews", "slipper", content="the slipper got chewed", origin="user"),
+        "car": fact("car", "needs", "oil change", content="service booked for tuesday", origin="user"),
     }
 
 

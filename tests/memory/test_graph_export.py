@@ -1,27 +1,21 @@
-"""SPEC G7 export_graph, the curator's graph_view / entity_facts (D6), and retract_fact."""
+"""SPEC G7 export_graph, the curator's graph_view / entity_facts (D6) with names NFKC lengthens, and
+retract_fact, decided under the key lock (two at once: one wins)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import time_machine
+from django.db import connections
 
 from memory import engine
+from memory.engine import graph as g
 from memory.models import AuditEvent, FactWrite, Memory
 from tests.conftest import dt
+from tests.memory.conftest import LONG, OTHER, A, fact
 
 pytestmark = pytest.mark.django_db
-A = "agent-export"
-
-
-def fact(subject, predicate, obj=None, agent_id=A, **kw):
-    return engine.store_temporal(
-        agent_id=agent_id,
-        content=f"{subject} {predicate} {obj or ''}".strip(),
-        subject=subject,
-        predicate=predicate,
-        object=obj,
-        **kw,
-    )
 
 
 def quarantine(subject, n=5, origin="channel:burst"):
@@ -34,12 +28,12 @@ def quarantine(subject, n=5, origin="channel:burst"):
 
 def test_export_graph_has_the_exact_shape_newest_first_with_resolved_names():
     with time_machine.travel(dt("2026-03-01T10:00:00"), tick=False):
-        first = fact("Alice", "works_at", "Acme").id
+        first = fact("Alice", "works_at", "Acme")
     with time_machine.travel(dt("2026-03-02T10:00:00"), tick=False):
-        second = fact("alice ", "knows", "Bob").id
-        third = fact("Bob", "likes_tea").id  # no object
+        second = fact("alice ", "knows", "Bob")
+        third = fact("Bob", "likes_tea")  # no object
         engine.alias_add(agent_id=A, canonical="alice", alias="ally")
-        fourth = fact("Ally", "lives_in", "Paris", origin="channel:x").id
+        fourth = fact("Ally", "lives_in", "Paris", origin="channel:x")
     with time_machine.travel(dt("2026-03-03T10:00:00"), tick=False):
         out = engine.export_graph(agent_id=A, limit=500)
     assert set(out) == {"nodes", "edges", "truncated"}
@@ -63,8 +57,8 @@ def test_export_graph_has_the_exact_shape_newest_first_with_resolved_names():
 
 
 def test_export_graph_flags_quarantined_edges_skips_history_and_truncates():
-    old = fact("svc", "port", "80", valid_from=dt("2026-01-01")).id
-    new = fact("svc", "port", "8080", valid_from=dt("2026-02-01")).id
+    old = fact("svc", "port", "80", valid_from=dt("2026-01-01"))
+    new = fact("svc", "port", "8080", valid_from=dt("2026-02-01"))
     results = quarantine("mallory")
     assert {r.outcome for r in results} == {"quarantined"}
     fact("gone", "x", "y", origin="channel:purged")
@@ -118,21 +112,21 @@ def test_graph_view_filters_neighbourhood_and_cap():
 
 
 def test_entity_facts_resolve_aliases_and_hide_quarantine_unless_asked():
-    a = fact("Li Laoban", "owns", "tea shop").id
-    b = fact("customer", "visits", "李老闆").id
-    fact("unrelated", "is", "here", agent_id="agent-other")
+    a = fact("Li Laoban", "owns", "tea shop")
+    b = fact("customer", "visits", "李老闆")
+    fact("unrelated", "is", "here", agent_id=OTHER)
     engine.alias_add(agent_id=A, canonical="li laoban", alias="李老闆")
     quarantine("li laoban", origin="channel:burst")
     assert {f.id for f in engine.entity_facts(agent_id=A, entity="LI LAOBAN")} == {a, b}
     assert {f.id for f in engine.entity_facts(agent_id=A, entity="李老闆")} == {a, b}
     with_q = engine.entity_facts(agent_id=A, entity="li laoban", include_quarantined=True)
     assert len(with_q) == 7 and sum(f.quarantined for f in with_q) == 5
-    assert engine.entity_facts(agent_id="agent-other", entity="li laoban") == []
+    assert engine.entity_facts(agent_id=OTHER, entity="li laoban") == []
 
 
 def test_retract_fact_restores_the_superseded_value_audits_and_bumps():
-    old = fact("deploy", "target", "vercel", valid_from=dt("2026-01-01")).id
-    bad = fact("deploy", "target", "evilhost", valid_from=dt("2026-02-01")).id
+    old = fact("deploy", "target", "vercel", valid_from=dt("2026-01-01"))
+    bad = fact("deploy", "target", "evilhost", valid_from=dt("2026-02-01"))
     assert engine.get_at(agent_id=A, subject="deploy", predicate="target", at=engine_now()).id == bad
     g0 = engine.graph_generation(agent_id=A)
     record = engine.retract_fact(agent_id=A, memory_id=bad, reason="wrong host", actor="user:cora")
@@ -153,8 +147,10 @@ def test_retract_fact_restores_the_superseded_value_audits_and_bumps():
 
 
 def test_retract_fact_retracts_reaffirmed_support_too():
-    first = fact("cat", "name", "tom", origin="user").id
-    again = fact("cat", "name", "tom", origin="channel:x")
+    first = fact("cat", "name", "tom", origin="user")
+    again = engine.store_temporal(
+        agent_id=A, content="cat name tom", subject="cat", predicate="name", object="tom", origin="channel:x"
+    )
     assert again.outcome == "reaffirmed" and again.id == first
     engine.retract_fact(agent_id=A, memory_id=first, reason="not our cat", actor="user:cora")
     assert engine.get_at(agent_id=A, subject="cat", predicate="name", at=engine_now()) is None
@@ -162,8 +158,8 @@ def test_retract_fact_retracts_reaffirmed_support_too():
 
 
 def test_retract_fact_errors_look_the_same_for_other_agents_and_unknown_ids():
-    mine = fact("x", "y", "z").id
-    theirs = fact("x", "y", "z", agent_id="agent-other").id
+    mine = fact("x", "y", "z")
+    theirs = fact("x", "y", "z", agent_id=OTHER)
     plain = engine.store(agent_id=A, content="not a fact").id
     errors = []
     for mid in (theirs, "m_doesnotexist", plain):
@@ -175,6 +171,82 @@ def test_retract_fact_errors_look_the_same_for_other_agents_and_unknown_ids():
         engine.retract_fact(agent_id=A, memory_id=mine, reason="   ", actor="user:cora")
     assert Memory.objects.get(id=theirs).invalidated_by_event is None
     assert Memory.objects.get(id=mine).invalidated_by_event is None
+
+
+def test_a_second_retract_is_refused_and_changes_nothing():
+    mid = fact("dana", "role", "lead")
+    g0 = engine.graph_generation(agent_id=A)
+    engine.retract_fact(agent_id=A, memory_id=mid, reason="wrong", actor="user:cora")
+    g1 = engine.graph_generation(agent_id=A)
+    with pytest.raises(engine.EngineError) as again:
+        engine.retract_fact(agent_id=A, memory_id=mid, reason="wrong", actor="user:rex")
+    assert again.value.code == "already_retracted"
+    assert g1 == g0 + 1 == engine.graph_generation(agent_id=A)
+    assert AuditEvent.objects.filter(agent_id=A, action="curator_retract").count() == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_retracts_of_one_fact_one_wins(on_postgres):
+    assert on_postgres, "this race is only meaningful on PostgreSQL"
+    for round_ in range(6):
+        agent = f"race-retract-{round_}"
+        mid = fact("dana", "role", "lead", agent_id=agent)
+        g0 = engine.graph_generation(agent_id=agent)
+        barrier = threading.Barrier(2)
+        results: list[object] = [None, None]
+
+        def curator(i, mid=mid, agent=agent, barrier=barrier, results=results):
+            try:
+                barrier.wait()
+                results[i] = engine.retract_fact(
+                    agent_id=agent, memory_id=mid, reason="wrong", actor=f"user:c{i}"
+                )
+            except BaseException as exc:  # noqa: BLE001 - the loser's error is the result
+                results[i] = exc
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=curator, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        lost = [r for r in results if isinstance(r, BaseException)]
+        assert len(lost) == 1 and getattr(lost[0], "code", None) == "already_retracted", (round_, results)
+        assert AuditEvent.objects.filter(agent_id=agent, action="curator_retract").count() == 1
+        assert engine.graph_generation(agent_id=agent) == g0 + 1
+        assert Memory.objects.get(id=mid).invalidated_by_event == "curator_retract"
+
+
+# --- names NFKC lengthens (SPEC G1, D6) ------------------------------------------------------------------
+
+
+def test_an_entity_whose_name_nfkc_lengthens_is_addressable_by_its_node_name():
+    short = fact(LONG * 30, "blesses", "o")  # 30 characters stored, 540 once normalised
+    other = fact("Plain Name", "blesses", LONG * 40, origin="operator")
+    nodes = {n["entity"] for n in engine.export_graph(agent_id=A)["nodes"]}
+    for raw, mid in ((LONG * 30, short), (LONG * 40, other)):
+        node = engine.normalize_entity(raw)
+        assert node in nodes and len(node) == 18 * len(raw) > 512
+        assert [m.id for m in engine.entity_facts(agent_id=A, entity=node)] == [mid]  # the node's name
+        assert [m.id for m in engine.entity_facts(agent_id=A, entity=raw)] == [mid]  # the stored text
+    assert [m.id for m in engine.entity_facts(agent_id=A, entity="o")] == [short]
+    # the longest name a stored subject can normalise to is accepted (no such fact here: an empty answer; a
+    # 512-character U+FDFA fact is not stored because PostgreSQL's full-text indexing of it takes minutes)
+    widest = engine.normalize_entity(LONG * 512)
+    assert len(widest) == g.MAX_ENTITY_CHARS and engine.entity_facts(agent_id=A, entity=widest) == []
+
+
+def test_a_lookup_name_is_measured_before_it_is_normalised():
+    with pytest.raises(engine.InvalidArgument) as too_long:
+        engine.entity_facts(agent_id=A, entity="x" * (g.MAX_ENTITY_CHARS + 1))
+    assert too_long.value.field == "entity"
+    # the longest accepted input may normalise to far more (18x): it is still a plain, empty answer
+    assert engine.entity_facts(agent_id=A, entity=LONG * g.MAX_ENTITY_CHARS) == []
+    for bad in ("", "   ", "a\x00b", None):
+        with pytest.raises(engine.InvalidArgument):
+            engine.entity_facts(agent_id=A, entity=bad)
 
 
 def engine_now():

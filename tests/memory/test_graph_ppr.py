@@ -14,20 +14,9 @@ from memory.engine import graph as g
 from memory.engine import retrieval
 from memory.engine.types import RetrievalWeights
 from tests.conftest import dt
+from tests.memory.conftest import A, fact
 
 pytestmark = pytest.mark.django_db
-A = "agent-ppr"
-
-
-def fact(subject, predicate, obj=None, content=None, agent_id=A, **kw):
-    return engine.store_temporal(
-        agent_id=agent_id,
-        content=content or f"{subject} {predicate} {obj or ''}".strip(),
-        subject=subject,
-        predicate=predicate,
-        object=obj,
-        **kw,
-    ).id
 
 
 def load():

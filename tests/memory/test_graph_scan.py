@@ -15,14 +15,9 @@ from memory import engine
 from memory.engine import graph as g
 from memory.models import Memory
 from tests.conftest import dt
-from tests.memory.test_graph_ppr import fact as ppr_fact
+from tests.memory.conftest import A, fact
 
 pytestmark = pytest.mark.django_db
-A = "agent-scan"
-
-
-def fact(subject, predicate, obj=None, **kw):
-    return ppr_fact(subject, predicate, obj, agent_id=A, **kw)
 
 
 def reference_graph():

@@ -16,9 +16,9 @@ from memory import config, engine, signals, tasks
 from memory.engine.guard import burst as guard_burst
 from memory.models import ApprovalRequest, AuditEvent, FactWrite, GuardCounter, Memory, OutboundEvent
 from tests.conftest import dt
+from tests.memory.conftest import A
 
 pytestmark = pytest.mark.django_db
-A = "agent-g"
 BAD = "channel:telegram-666"
 T0 = dt("2026-06-01T12:00:00")
 

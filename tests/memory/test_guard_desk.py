@@ -11,7 +11,8 @@ from django.forms.models import model_to_dict
 
 from memory import engine
 from memory.models import ApprovalRequest, AuditEvent, FactWrite, Memory
-from tests.memory.test_guard import BAD, T0, A, burst, clean_world, default_guard, snapshot, write  # noqa: F401
+from tests.memory.conftest import A
+from tests.memory.test_guard import BAD, T0, burst, clean_world, default_guard, snapshot, write  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 DECIDE = T0 + timedelta(hours=1)

@@ -1,13 +1,15 @@
 """Claims and undo under real concurrency (PostgreSQL): two reviewers claiming at once, a decision against a
-claim, an undo against the TTL job and against another reviewer's decision. One outcome wins, consistently."""
+claim, an undo against the TTL job, another reviewer's decision and an origin purge. One outcome wins,
+consistently."""
 
 from __future__ import annotations
 
-import time
+import threading
 from datetime import timedelta
 
 import pytest
 import time_machine
+from django.db import connection
 
 from memory import engine
 from memory.models import ApprovalRequest, AuditEvent, FactWrite
@@ -104,36 +106,53 @@ def test_undo_against_another_reviewers_decision_never_loses_a_decision():
         assert states == {"quarantined"}
 
 
-def test_an_origin_purge_during_a_reject_undo_never_leaves_the_purged_writes_pending(monkeypatch):
+def test_an_origin_purge_during_a_reject_undo_never_leaves_the_purged_writes_pending():
     """The undo checks for a purge after the decision, then restores the rejected writes to quarantine. A purge
     landing between the two would skip those writes (still retracted when it read them) and the undo would then
     bring them back. The undo holds the origin's lock across check and restore, so the purge waits for it and
-    retracts what the undo restored: nothing from the purged origin is left pending."""
-    from memory.engine.guard import undo as guard
+    retracts what the undo restored: nothing from the purged origin is left pending.
 
-    check = guard._purge_after
+    The interleaving is forced, not hoped for: the undo stops before its first write (its check is done), the
+    purge starts only then, and the undo goes on once the purge has finished or is waiting for the origin lock.
+    Without the lock on either side the purge finishes inside that window and the restored writes stay."""
+    agent = "race-undo-purge"
+    request = make_batch(agent)
+    engine.quarantine_reject(request.id, actor="user:a", reason="poisoning")
+    checked = threading.Event()  # the undo has checked for a purge and is about to write
+    purge_moved = threading.Event()  # the purge is waiting for the origin lock, or has finished
 
-    def slow_check(*args, **kwargs):  # widen the window between the check and the restore
-        found = check(*args, **kwargs)
-        time.sleep(0.6)
-        return found
+    def stop_before_first_write(execute, sql, params, many, context):
+        if not checked.is_set() and sql.lstrip().upper().startswith("UPDATE"):
+            checked.set()
+            assert purge_moved.wait(60), "the purge neither waited for the origin lock nor finished"
+        return execute(sql, params, many, context)
 
-    monkeypatch.setattr(guard, "_purge_after", slow_check)
-    for round_ in range(2):
-        agent = f"race-undo-purge-{round_}"
-        request = make_batch(agent)
-        engine.quarantine_reject(request.id, actor="user:a", reason="poisoning")
+    def report_waiting_for_the_origin_lock(execute, sql, params, many, context):
+        if "pg_advisory_xact_lock(" in sql and str((params or [""])[0]).startswith("origin\x1f"):
+            raw = context["cursor"].cursor  # psycopg's own cursor: no wrapper, same transaction
+            raw.execute(sql.replace("pg_advisory_xact_lock(", "pg_try_advisory_xact_lock("), params)
+            if not raw.fetchone()[0]:  # held by the undo: the purge now blocks until the undo commits
+                purge_moved.set()
+        return execute(sql, params, many, context)
 
-        def purge_later(agent=agent):
-            time.sleep(0.2)  # the undo is inside its window by now
-            return engine.invalidate_by_origin(agent_id=agent, origin="channel:x", actor="user:b")
+    def undo():
+        try:
+            with connection.execute_wrapper(stop_before_first_write):
+                return engine.quarantine_undo(request_id=request.id, actor="user:a")
+        finally:
+            checked.set()
 
-        results, _ = run_parallel(
-            [lambda rid=request.id: engine.quarantine_undo(request_id=rid, actor="user:a"), purge_later]
-        )
-        undo, purge = results
-        assert isinstance(undo, ApprovalRequest), results  # it checked before the purge existed
-        assert not isinstance(purge, BaseException), results
-        states = set(FactWrite.objects.filter(agent_id=agent).values_list("state", flat=True))
-        assert states == {"retracted"}, states  # the purge ran after the restore and covered it
-        assert purge.retracted > 0, purge  # it found the restored rows
+    def purge():
+        try:
+            assert checked.wait(60), "the undo never reached its first write"
+            with connection.execute_wrapper(report_waiting_for_the_origin_lock):
+                return engine.invalidate_by_origin(agent_id=agent, origin="channel:x", actor="user:b")
+        finally:
+            purge_moved.set()
+
+    (undo_result, purged), _ = run_parallel([undo, purge])
+    assert isinstance(undo_result, ApprovalRequest), undo_result  # it checked before the purge existed
+    assert not isinstance(purged, BaseException), purged
+    states = set(FactWrite.objects.filter(agent_id=agent).values_list("state", flat=True))
+    assert states == {"retracted"}, states  # the purge ran after the restore and covered it
+    assert purged.retracted > 0, purged  # it found the restored rows

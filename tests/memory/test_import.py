@@ -17,10 +17,10 @@ from memory import engine
 from memory.engine.importer import BASE_COLUMNS, InvalidImportFile, import_legacy
 from memory.models import Agent, AuditEvent, FactWrite, GraphGeneration, Memory
 from tests.conftest import dt
+from tests.memory.conftest import OTHER, A
 
 pytestmark = pytest.mark.django_db
 
-AGENT = "legacy-bot"
 
 BASE_DDL = {
     "id": "TEXT PRIMARY KEY",
@@ -96,7 +96,7 @@ def legacy_file(
 def base_row(mid: str, content: str, ts: str = "2025-01-05T10:00:00+00:00", **extra: Any) -> dict[str, Any]:
     row = {
         "id": mid,
-        "agent_id": AGENT,
+        "agent_id": A,
         "content": content,
         "timestamp": ts,
         "tags": "[]",
@@ -344,44 +344,40 @@ def test_full_schema_facts_get_write_log(full_file: Path) -> None:
 def test_temporal_reads_on_imported_chain(full_file: Path) -> None:
     import_legacy(path=full_file)
     at = engine.get_at
-    assert at(agent_id=AGENT, subject="deploy", predicate="target", at=dt("2024-12-01")) is None
-    assert at(agent_id=AGENT, subject="deploy", predicate="target", at=dt("2025-02-15")).id == "m_a1"
-    assert at(agent_id=AGENT, subject="deploy", predicate="target", at=dt("2025-03-01")).id == "m_a2"
-    assert at(agent_id=AGENT, subject="alice", predicate="role", at=dt("2025-01-01")).object == "engineer"
-    assert (
-        at(agent_id=AGENT, subject="alice", predicate="role", at=dt("2025-06-01")).object == "support manager"
-    )
-    assert at(agent_id=AGENT, subject="bob", predicate="owns", at=dt("2025-06-01")) is None  # quarantined
-    assert at(agent_id=AGENT, subject="alice", predicate="salary", at=dt("2025-06-01")) is None  # retracted
+    assert at(agent_id=A, subject="deploy", predicate="target", at=dt("2024-12-01")) is None
+    assert at(agent_id=A, subject="deploy", predicate="target", at=dt("2025-02-15")).id == "m_a1"
+    assert at(agent_id=A, subject="deploy", predicate="target", at=dt("2025-03-01")).id == "m_a2"
+    assert at(agent_id=A, subject="alice", predicate="role", at=dt("2025-01-01")).object == "engineer"
+    assert at(agent_id=A, subject="alice", predicate="role", at=dt("2025-06-01")).object == "support manager"
+    assert at(agent_id=A, subject="bob", predicate="owns", at=dt("2025-06-01")) is None  # quarantined
+    assert at(agent_id=A, subject="alice", predicate="salary", at=dt("2025-06-01")) is None  # retracted
     # as believed before the switch was learned (record time)
-    then = at(
-        agent_id=AGENT, subject="deploy", predicate="target", at=dt("2025-04-01"), as_of=dt("2025-02-15")
-    )
+    then = at(agent_id=A, subject="deploy", predicate="target", at=dt("2025-04-01"), as_of=dt("2025-02-15"))
     assert then is not None and then.id == "m_a1"
 
-    history = engine.get_history(agent_id=AGENT, subject="deploy", predicate="target")
+    history = engine.get_history(agent_id=A, subject="deploy", predicate="target")
     assert [h.id for h in history] == ["m_a1", "m_a2"]
     assert history[0].superseded_by == "m_a2" and history[1].supersedes == "m_a1"
     assert history[0].reaffirmed_by[0]["origin"] == "operator"
-    salary = engine.get_history(agent_id=AGENT, subject="alice", predicate="salary")
+    salary = engine.get_history(agent_id=A, subject="alice", predicate="salary")
     assert salary[0].retracted
 
 
 def test_search_finds_imported_content(full_file: Path) -> None:
     import_legacy(path=full_file)
-    assert [h.id for h in engine.search(agent_id=AGENT, query="Cloudflare")] == ["m_a2"]
-    assert [h.id for h in engine.search(agent_id=AGENT, query="台北")] == ["m_c"]
-    assert [h.id for h in engine.search(agent_id=AGENT, query="李老闆")] == ["m_c"]
-    assert [h.id for h in engine.search(agent_id=AGENT, query="wrangler")] == ["m_p"]
-    assert engine.search(agent_id=AGENT, query="Vercel") == []  # superseded: not current
-    assert engine.search(agent_id=AGENT, query="password") == []  # quarantined
-    assert engine.search(agent_id=AGENT, query="million") == []  # retracted
+    assert [h.id for h in engine.search(agent_id=A, query="Cloudflare")] == ["m_a2"]
+    assert [h.id for h in engine.search(agent_id=A, query="台北")] == ["m_c"]
+    assert [h.id for h in engine.search(agent_id=A, query="李老闆")] == ["m_c"]
+    assert [h.id for h in engine.search(agent_id=A, query="wrangler")] == ["m_p"]
+    assert engine.search(agent_id=A, query="Vercel") == []  # superseded: not current
+    assert engine.search(agent_id=A, query="password") == []  # quarantined
+    assert engine.search(agent_id=A, query="million") == []  # retracted
 
 
 def test_new_write_supersedes_imported_fact(full_file: Path) -> None:
     import_legacy(path=full_file)
     res = engine.store_temporal(
-        agent_id=AGENT,
+        agent_id=A,
         content="We deploy to Fly.io",
         subject="deploy",
         predicate="target",
@@ -391,7 +387,7 @@ def test_new_write_supersedes_imported_fact(full_file: Path) -> None:
         source_event="ev-3",
     )
     assert res.outcome == "stored"
-    history = engine.get_history(agent_id=AGENT, subject="deploy", predicate="target")
+    history = engine.get_history(agent_id=A, subject="deploy", predicate="target")
     assert [h.id for h in history] == ["m_a1", "m_a2", res.id]
     a1, a2, new = history
     assert a2.valid_until == dt("2025-06-01") and a2.superseded_by == res.id
@@ -401,15 +397,15 @@ def test_new_write_supersedes_imported_fact(full_file: Path) -> None:
     assert (a1.valid_from, a1.valid_until, a1.superseded_by) == (dt("2025-01-01"), dt("2025-03-01"), "m_a2")
     assert a1.invalidated_by_event == "ev-2"
     at = engine.get_at
-    assert at(agent_id=AGENT, subject="deploy", predicate="target", at=dt("2025-02-15")).id == "m_a1"
-    assert at(agent_id=AGENT, subject="deploy", predicate="target", at=dt("2025-04-15")).id == "m_a2"
-    assert at(agent_id=AGENT, subject="deploy", predicate="target", at=dt("2025-07-01")).id == res.id
+    assert at(agent_id=A, subject="deploy", predicate="target", at=dt("2025-02-15")).id == "m_a1"
+    assert at(agent_id=A, subject="deploy", predicate="target", at=dt("2025-04-15")).id == "m_a2"
+    assert at(agent_id=A, subject="deploy", predicate="target", at=dt("2025-07-01")).id == res.id
 
 
 def test_reaffirm_and_out_of_order_on_imported_key(full_file: Path) -> None:
     import_legacy(path=full_file)
     same = engine.store_temporal(
-        agent_id=AGENT,
+        agent_id=A,
         content="We deploy to Cloudflare Workers",
         subject="deploy",
         predicate="target",
@@ -419,7 +415,7 @@ def test_reaffirm_and_out_of_order_on_imported_key(full_file: Path) -> None:
     )
     assert (same.outcome, same.id) == ("reaffirmed", "m_a2")
     older = engine.store_temporal(
-        agent_id=AGENT,
+        agent_id=A,
         content="We deployed to Heroku",
         subject="deploy",
         predicate="target",
@@ -427,24 +423,22 @@ def test_reaffirm_and_out_of_order_on_imported_key(full_file: Path) -> None:
         valid_from=dt("2024-06-01"),
         origin="user_direct",
     )
-    history = engine.get_history(agent_id=AGENT, subject="deploy", predicate="target")
+    history = engine.get_history(agent_id=A, subject="deploy", predicate="target")
     assert [h.id for h in history] == [older.id, "m_a1", "m_a2"]
     assert history[0].valid_until == dt("2025-01-01")
-    assert (
-        engine.get_at(agent_id=AGENT, subject="deploy", predicate="target", at=dt("2025-05-01")).id == "m_a2"
-    )
+    assert engine.get_at(agent_id=A, subject="deploy", predicate="target", at=dt("2025-05-01")).id == "m_a2"
 
 
 def test_purge_restores_imported_predecessor(full_file: Path) -> None:
     import_legacy(path=full_file)
     # m_b2 (channel:hr-feed) superseded m_b1; purging that channel restores m_b1 as current.
-    result = engine.invalidate_by_origin(agent_id=AGENT, origin="channel:hr-feed")
+    result = engine.invalidate_by_origin(agent_id=A, origin="channel:hr-feed")
     assert result.retracted == 1 and result.restored == 1
-    current = engine.get_at(agent_id=AGENT, subject="alice", predicate="role", at=dt("2025-06-01"))
+    current = engine.get_at(agent_id=A, subject="alice", predicate="role", at=dt("2025-06-01"))
     assert current is not None and current.id == "m_b1" and current.valid_until is None
     # purging the operator: m_a2 goes, m_a1 (said by the user, reaffirmed by the operator) comes back
-    engine.invalidate_by_origin(agent_id=AGENT, origin="operator")
-    current = engine.get_at(agent_id=AGENT, subject="deploy", predicate="target", at=dt("2025-06-01"))
+    engine.invalidate_by_origin(agent_id=A, origin="operator")
+    current = engine.get_at(agent_id=A, subject="deploy", predicate="target", at=dt("2025-06-01"))
     assert current is not None and current.id == "m_a1"
     assert Memory.objects.get(id="m_a2").invalidated_by_event == "origin_purge"
     # the derived fact citing the purged row has its trust crushed (SPEC P2)
@@ -462,12 +456,12 @@ def test_second_import_changes_nothing(full_file: Path) -> None:
 
 
 def test_import_registers_agent_and_bumps_generation_and_audits(full_file: Path) -> None:
-    assert engine.graph_generation(agent_id=AGENT) == 0
+    assert engine.graph_generation(agent_id=A) == 0
     import_legacy(path=full_file, actor="operator:ops")
-    assert Agent.objects.filter(agent_id=AGENT, team__isnull=True).exists()
-    assert engine.graph_generation(agent_id=AGENT) >= 1
+    assert Agent.objects.filter(agent_id=A, team__isnull=True).exists()
+    assert engine.graph_generation(agent_id=A) >= 1
     event = AuditEvent.objects.get(action="import")
-    assert event.actor == "operator:ops" and event.agent_id == AGENT
+    assert event.actor == "operator:ops" and event.agent_id == A
     assert event.details["inserted"] == 9 and event.details["file_total"] == 9
 
 
@@ -503,7 +497,7 @@ def test_base_only_file(tmp_path: Path) -> None:
         assert m.confidence == 1.0 and m.quarantined is False and m.reaffirmed_by == []
         assert m.ingested_at == m.timestamp  # record time: when the legacy engine wrote it
     assert FactWrite.objects.count() == 0
-    assert [h.id for h in engine.search(agent_id=AGENT, query="zulu")] == ["b3"]
+    assert [h.id for h in engine.search(agent_id=A, query="zulu")] == ["b3"]
 
 
 def test_base_plus_some_later_columns(tmp_path: Path) -> None:
@@ -544,8 +538,7 @@ def test_base_plus_some_later_columns(tmp_path: Path) -> None:
     assert f1.valid_until == dt("2025-02-01") and f1.superseded_by == "f2" and f2.supersedes == "f1"
     assert result.repaired_keys == 1
     assert (
-        engine.get_at(agent_id=AGENT, subject="alice", predicate="manager", at=dt("2025-01-15")).object
-        == "bob"
+        engine.get_at(agent_id=A, subject="alice", predicate="manager", at=dt("2025-01-15")).object == "bob"
     )
 
 
@@ -670,10 +663,8 @@ def test_two_open_rows_for_a_key_keep_the_newest_open(tmp_path: Path) -> None:
         None,
     )
     assert Memory.objects.filter(subject="老闆", valid_until__isnull=True).count() == 1
-    assert (
-        engine.get_at(agent_id=AGENT, subject="老闆", predicate="is", at=dt("2025-02-01")).object == "李老闆"
-    )
-    assert [h.id for h in engine.search(agent_id=AGENT, query="王老闆")] == ["o2"]
+    assert engine.get_at(agent_id=A, subject="老闆", predicate="is", at=dt("2025-02-01")).object == "李老闆"
+    assert [h.id for h in engine.search(agent_id=A, query="王老闆")] == ["o2"]
     # idempotent even after a repair
     before = dump()
     import_legacy(path=legacy_file(tmp_path / "dup2.sqlite3", rows, later))
@@ -682,7 +673,7 @@ def test_two_open_rows_for_a_key_keep_the_newest_open(tmp_path: Path) -> None:
 
 def test_import_onto_a_key_with_native_history(tmp_path: Path) -> None:
     native = engine.store_temporal(
-        agent_id=AGENT, content="Deploy to Fly", subject="deploy", predicate="target", object="Fly",
+        agent_id=A, content="Deploy to Fly", subject="deploy", predicate="target", object="Fly",
         valid_from=dt("2025-05-01"), origin="operator",
     )  # fmt: skip
     later = ("subject", "predicate", "object", "valid_from")
@@ -690,7 +681,7 @@ def test_import_onto_a_key_with_native_history(tmp_path: Path) -> None:
                      object="Heroku", valid_from="2025-01-01T00:00:00Z")]  # fmt: skip
     result = import_legacy(path=legacy_file(tmp_path / "onto.sqlite3", rows, later))
     assert result.repaired_keys == 1
-    history = engine.get_history(agent_id=AGENT, subject="deploy", predicate="target")
+    history = engine.get_history(agent_id=A, subject="deploy", predicate="target")
     assert [(h.id, h.valid_until) for h in history] == [("old", dt("2025-05-01")), (native.id, None)]
 
 
@@ -700,11 +691,11 @@ def test_import_onto_a_key_with_native_history(tmp_path: Path) -> None:
 def test_conflicting_id_of_another_agent_is_skipped_not_overwritten(tmp_path: Path) -> None:
     import_legacy(path=legacy_file(tmp_path / "a.sqlite3", [base_row("same-id", "belongs to A")]))
     other = base_row("same-id", "claims to be B's")
-    other["agent_id"] = "agent-b"
+    other["agent_id"] = OTHER
     result = import_legacy(path=legacy_file(tmp_path / "b.sqlite3", [other, base_row("fresh", "new row")]))
     assert (result.inserted, result.conflicts, result.conflict_ids) == (1, 1, ["same-id"])
     m = Memory.objects.get(id="same-id")
-    assert (m.agent_id, m.content) == (AGENT, "belongs to A")
+    assert (m.agent_id, m.content) == (A, "belongs to A")
     again = import_legacy(path=tmp_path / "b.sqlite3")
     assert (again.inserted, again.conflicts, again.already_present) == (0, 1, 1)
     assert Memory.objects.get(id="same-id").content == "belongs to A"
@@ -736,10 +727,10 @@ def test_many_rows_in_batches(tmp_path: Path) -> None:
 
 
 def test_small_batches_and_chunks_keep_keys_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memory.engine import importer
+    from memory.engine.importer import sizes
 
-    monkeypatch.setattr(importer, "BATCH_ROWS", 7)
-    monkeypatch.setattr(importer, "CHUNK", 3)
+    monkeypatch.setattr(sizes, "BATCH_ROWS", 7)
+    monkeypatch.setattr(sizes, "CHUNK", 3)
     later = ("subject", "predicate", "object", "valid_from")
     rows = [
         base_row(
@@ -771,7 +762,7 @@ def test_small_batches_and_chunks_keep_keys_whole(tmp_path: Path, monkeypatch: p
     assert Memory.objects.filter(subject="big", valid_until__isnull=True).count() == 1
     for i in range(10):
         assert Memory.objects.filter(subject=f"small-{i}", valid_until__isnull=True).count() == 1
-    history = engine.get_history(agent_id=AGENT, subject="big", predicate="key")
+    history = engine.get_history(agent_id=A, subject="big", predicate="key")
     segments = [
         (h.valid_from, h.valid_until)
         for h in history
@@ -824,7 +815,7 @@ def test_command_imports_and_reports(full_file: Path) -> None:
     call_command("import_memories", str(full_file), stdout=out)
     assert "imported 9 of 9 rows" in out.getvalue()
     out = io.StringIO()
-    call_command("import_memories", str(full_file), "--agent", AGENT, "--json", stdout=out)
+    call_command("import_memories", str(full_file), "--agent", A, "--json", stdout=out)
     report = json.loads(out.getvalue())
     assert (report["inserted"], report["already_present"]) == (0, 9)
 

@@ -8,9 +8,9 @@ from memory import engine
 from memory.engine.provenance import ceiling, origin_class
 from memory.models import AuditEvent, FactWrite, Memory
 from tests.conftest import dt
+from tests.memory.conftest import A
 
 pytestmark = pytest.mark.django_db
-A = "agent-p"
 
 
 @pytest.mark.parametrize(

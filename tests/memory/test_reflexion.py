@@ -10,9 +10,9 @@ import time_machine
 from memory import engine
 from memory.models import Memory, Mistake
 from tests.conftest import dt
+from tests.memory.conftest import A
 
 pytestmark = pytest.mark.django_db
-A = "agent-x"
 
 
 def mistake(

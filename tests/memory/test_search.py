@@ -15,9 +15,9 @@ from memory.engine.retrieval import recency
 from memory.engine.types import RetrievalWeights
 from memory.models import Memory
 from tests.conftest import dt
+from tests.memory.conftest import A
 
 pytestmark = pytest.mark.django_db
-A = "agent-s"
 
 
 def ids(hits):

@@ -14,11 +14,11 @@ from memory import engine
 from memory.engine import common as c
 from memory.engine import retrieval
 from memory.engine.temporal import check_fact, write_fact
+from tests.memory.conftest import OTHER, A
 
 # SQLite-only path: PostgreSQL runs its GIN query in one statement (deselected there, see tests/conftest.py)
 pytestmark = pytest.mark.sqlite_only
 
-A, B = "prefix-bot", "prefix-other"
 WORDS = ["deploy", "target", "coffee", "tea", "london", "paris", "alpha", "beta", "gamma", "delta"]
 QUERIES = [
     "deploy",
@@ -48,7 +48,7 @@ def crowded(db, monkeypatch):
         words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 8)))
         engine.store(agent_id=A, content=words + (" 项目部署" if i % 9 == 0 else ""), layer="episodic")
         engine.store(agent_id=A, content="deploy target london", layer="semantic")
-        engine.store(agent_id=B, content="deploy target london coffee", layer="episodic")
+        engine.store(agent_id=OTHER, content="deploy target london coffee", layer="episodic")
     for i in range(40):  # superseded history: same text again and again
         for obj in ("london", "paris", "london"):
             engine.store_temporal(

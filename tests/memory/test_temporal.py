@@ -10,12 +10,13 @@ import time_machine
 from memory import engine
 from memory.models import Agent, FactWrite, GraphGeneration, Memory
 from tests.conftest import dt
+from tests.memory.conftest import A
 
 pytestmark = pytest.mark.django_db
-A = "agent-t"
 
 
-def fact(obj, *, subject="proj", predicate="deploy_target", content=None, **kw):
+def deploy(obj, *, subject="proj", predicate="deploy_target", content=None, **kw):
+    """A write to the key these tests share; unlike the shared ``fact`` it returns the whole result."""
     return engine.store_temporal(
         agent_id=kw.pop("agent_id", A),
         content=content or f"deploy target is {obj}",
@@ -38,8 +39,8 @@ def test_plain_store_is_timestamped_and_not_a_fact():
 
 
 def test_supersede_closes_open_segment_and_links_rows():
-    old = fact("Vercel", valid_from=dt("2026-01-01"), source_event="ev-1", origin="user_direct")
-    new = fact("Cloudflare Workers", valid_from=dt("2026-03-01"), source_event="ev-2", origin="user_direct")
+    old = deploy("Vercel", valid_from=dt("2026-01-01"), source_event="ev-1", origin="user_direct")
+    new = deploy("Cloudflare Workers", valid_from=dt("2026-03-01"), source_event="ev-2", origin="user_direct")
     o, n = Memory.objects.get(id=old.id), Memory.objects.get(id=new.id)
     assert o.valid_until == dt("2026-03-01")
     assert o.superseded_by == n.id and n.supersedes == o.id
@@ -57,20 +58,20 @@ def test_supersede_closes_open_segment_and_links_rows():
 
 
 def test_supersede_without_source_event_still_marks_the_old_row():
-    old = fact("Vercel", valid_from=dt("2026-01-01"))
-    new = fact("Fly", valid_from=dt("2026-02-01"))
+    old = deploy("Vercel", valid_from=dt("2026-01-01"))
+    new = deploy("Fly", valid_from=dt("2026-02-01"))
     assert Memory.objects.get(id=old.id).invalidated_by_event == f"supersede:{new.id}"
 
 
 def test_learning_divorce_before_marriage_resolves_at_every_time():
-    fact(
+    deploy(
         "divorced",
         subject="ann",
         predicate="marital_status",
         content="Ann divorced",
         valid_from=dt("2020-06-01"),
     )
-    fact(
+    deploy(
         "married",
         subject="ann",
         predicate="marital_status",
@@ -93,9 +94,9 @@ def test_learning_divorce_before_marriage_resolves_at_every_time():
 
 
 def test_historical_write_inside_a_segment_cuts_it_and_keeps_the_current_fact():
-    fact("A", valid_from=dt("2020-01-01"))
-    fact("C", valid_from=dt("2022-01-01"))
-    fact("B", valid_from=dt("2021-01-01"))  # learned late, falls inside A's segment
+    deploy("A", valid_from=dt("2020-01-01"))
+    deploy("C", valid_from=dt("2022-01-01"))
+    deploy("B", valid_from=dt("2021-01-01"))  # learned late, falls inside A's segment
     objs = {
         h.object: (h.valid_from, h.valid_until)
         for h in engine.get_history(agent_id=A, subject="proj", predicate="deploy_target")
@@ -108,8 +109,8 @@ def test_historical_write_inside_a_segment_cuts_it_and_keeps_the_current_fact():
 
 
 def test_bounded_write_inside_open_fact_restores_the_value_after_it():
-    fact("Acme", subject="bob", predicate="employer", content="Bob at Acme", valid_from=dt("2020-01-01"))
-    fact(
+    deploy("Acme", subject="bob", predicate="employer", content="Bob at Acme", valid_from=dt("2020-01-01"))
+    deploy(
         "Beta",
         subject="bob",
         predicate="employer",
@@ -124,8 +125,8 @@ def test_bounded_write_inside_open_fact_restores_the_value_after_it():
 
 
 def test_reaffirm_creates_no_row_and_records_support():
-    first = fact("Vercel", valid_from=dt("2026-01-01"), origin="agent_derived", confidence=0.5)
-    again = fact("Vercel", valid_from=dt("2026-02-01"), origin="user_direct", source_event="chat-9")
+    first = deploy("Vercel", valid_from=dt("2026-01-01"), origin="agent_derived", confidence=0.5)
+    again = deploy("Vercel", valid_from=dt("2026-02-01"), origin="user_direct", source_event="chat-9")
     assert again.outcome == "reaffirmed" and again.id == first.id
     m = Memory.objects.get(id=first.id)
     assert Memory.objects.filter(agent_id=A).count() == 1
@@ -136,36 +137,36 @@ def test_reaffirm_creates_no_row_and_records_support():
 
 
 def test_reaffirm_confidence_only_for_new_corroborating_classes():
-    first = fact("Vercel", valid_from=dt("2026-01-01"), origin="user_direct", confidence=0.5)
-    fact("Vercel", valid_from=dt("2026-01-02"), origin="agent_derived")  # never corroborates
-    fact("Vercel", valid_from=dt("2026-01-03"), origin="tool_echo")  # never corroborates
-    fact("Vercel", valid_from=dt("2026-01-04"), origin="user:profile")  # same class as user_direct
+    first = deploy("Vercel", valid_from=dt("2026-01-01"), origin="user_direct", confidence=0.5)
+    deploy("Vercel", valid_from=dt("2026-01-02"), origin="agent_derived")  # never corroborates
+    deploy("Vercel", valid_from=dt("2026-01-03"), origin="tool_echo")  # never corroborates
+    deploy("Vercel", valid_from=dt("2026-01-04"), origin="user:profile")  # same class as user_direct
     assert Memory.objects.get(id=first.id).confidence == pytest.approx(0.5)
-    fact("Vercel", valid_from=dt("2026-01-05"), origin="channel:slack")
-    fact("Vercel", valid_from=dt("2026-01-06"), origin="channel:telegram")  # class already counted
+    deploy("Vercel", valid_from=dt("2026-01-05"), origin="channel:slack")
+    deploy("Vercel", valid_from=dt("2026-01-06"), origin="channel:telegram")  # class already counted
     assert Memory.objects.get(id=first.id).confidence == pytest.approx(0.6)
 
 
 def test_reaffirm_entries_are_deduplicated_and_capped_at_20():
-    first = fact("Vercel", valid_from=dt("2026-01-01"))
+    first = deploy("Vercel", valid_from=dt("2026-01-01"))
     for _ in range(2):
-        fact("Vercel", valid_from=dt("2026-01-02"), source_event="same", origin="operator")
+        deploy("Vercel", valid_from=dt("2026-01-02"), source_event="same", origin="operator")
     assert len(Memory.objects.get(id=first.id).reaffirmed_by) == 1
     for k in range(25):
-        fact("Vercel", valid_from=dt("2026-01-03") + timedelta(hours=k), source_event=f"e{k}")
+        deploy("Vercel", valid_from=dt("2026-01-03") + timedelta(hours=k), source_event=f"e{k}")
     entries = Memory.objects.get(id=first.id).reaffirmed_by
     assert len(entries) == 20 and entries[-1]["source_event"] == "e24"
 
 
 def test_different_content_same_object_is_a_new_row():
-    a = fact("Vercel", valid_from=dt("2026-01-01"), content="we deploy on Vercel")
-    b = fact("Vercel", valid_from=dt("2026-01-02"), content="deploys go to Vercel now")
+    a = deploy("Vercel", valid_from=dt("2026-01-01"), content="we deploy on Vercel")
+    b = deploy("Vercel", valid_from=dt("2026-01-02"), content="deploys go to Vercel now")
     assert b.outcome == "stored" and b.id != a.id
 
 
 def test_history_marks_retracted_and_quarantined_rows_and_is_oldest_first():
-    fact("Vercel", valid_from=dt("2026-01-01"), origin="user_direct")
-    fact("Evil", valid_from=dt("2026-02-01"), origin="channel:spam")
+    deploy("Vercel", valid_from=dt("2026-01-01"), origin="user_direct")
+    deploy("Evil", valid_from=dt("2026-02-01"), origin="channel:spam")
     engine.invalidate_by_origin(agent_id=A, origin="channel:spam")
     hist = engine.get_history(agent_id=A, subject="proj", predicate="deploy_target")
     assert [h.object for h in hist] == ["Vercel", "Evil"]
@@ -177,9 +178,9 @@ def test_history_marks_retracted_and_quarantined_rows_and_is_oldest_first():
 
 def test_get_at_as_of_answers_what_was_believed_then():
     with time_machine.travel(dt("2026-05-01T10:00:00"), tick=False):
-        fact("Vercel", valid_from=dt("2026-01-01"))
+        deploy("Vercel", valid_from=dt("2026-01-01"))
     with time_machine.travel(dt("2026-06-01T10:00:00"), tick=False):
-        fact("Cloudflare", valid_from=dt("2026-01-01"))  # correction of the same period
+        deploy("Cloudflare", valid_from=dt("2026-01-01"))  # correction of the same period
     now_view = engine.get_at(agent_id=A, subject="proj", predicate="deploy_target", at=dt("2026-02-01"))
     then_view = engine.get_at(
         agent_id=A, subject="proj", predicate="deploy_target", at=dt("2026-02-01"), as_of=dt("2026-05-15")
@@ -192,12 +193,12 @@ def test_get_at_as_of_answers_what_was_believed_then():
 
 
 def test_times_are_parsed_from_rfc3339_and_naive_times_rejected():
-    r = fact("Vercel", valid_from="2026-01-01T00:00:00Z", valid_until="2026-02-01T00:00:00+08:00")
+    r = deploy("Vercel", valid_from="2026-01-01T00:00:00Z", valid_until="2026-02-01T00:00:00+08:00")
     m = Memory.objects.get(id=r.id)
     assert m.valid_from == dt("2026-01-01") and m.valid_until == datetime(2026, 1, 31, 16, tzinfo=UTC)
     for bad in (datetime(2026, 1, 1), "2026-01-01T00:00:00", "yesterday"):
         with pytest.raises(engine.EngineError) as err:
-            fact("X", valid_from=bad)
+            deploy("X", valid_from=bad)
         assert err.value.code == "invalid_time"
     with pytest.raises(engine.EngineError) as err:
         engine.get_at(agent_id=A, subject="proj", predicate="deploy_target", at=datetime(2026, 1, 1))
@@ -206,11 +207,11 @@ def test_times_are_parsed_from_rfc3339_and_naive_times_rejected():
 
 def test_every_triple_write_bumps_the_graph_generation_and_registers_the_agent():
     assert not Agent.objects.filter(agent_id="brand-new").exists()
-    fact("Vercel", agent_id="brand-new", valid_from=dt("2026-01-01"))
+    deploy("Vercel", agent_id="brand-new", valid_from=dt("2026-01-01"))
     agent = Agent.objects.get(agent_id="brand-new")
     assert agent.team is None
     g1 = engine.graph_generation(agent_id="brand-new")
-    fact("Fly", agent_id="brand-new", valid_from=dt("2026-02-01"))
+    deploy("Fly", agent_id="brand-new", valid_from=dt("2026-02-01"))
     assert engine.graph_generation(agent_id="brand-new") == g1 + 1
     engine.store(agent_id="brand-new", content="plain note")
     assert engine.graph_generation(agent_id="brand-new") == g1 + 1
@@ -269,7 +270,7 @@ def test_plain_store_rejects_bad_input():
 def test_partial_unique_index_allows_one_open_believed_row_per_key():
     from django.db import IntegrityError, transaction
 
-    r = fact("Vercel", valid_from=dt("2026-01-01"))
+    r = deploy("Vercel", valid_from=dt("2026-01-01"))
     row = Memory.objects.get(id=r.id)
     row.pk = "m_duplicate"
     with pytest.raises(IntegrityError), transaction.atomic():

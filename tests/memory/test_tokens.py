@@ -10,9 +10,9 @@ import time_machine
 from memory import engine
 from memory.models import AgentToken, AuditEvent, DailyCounter
 from tests.conftest import dt
+from tests.memory.conftest import A
 
 pytestmark = pytest.mark.django_db
-A = "agent-k"
 
 
 def test_create_shows_the_secret_once_and_stores_only_its_hash():
