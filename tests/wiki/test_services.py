@@ -346,3 +346,64 @@ def test_revise_before_promote_and_the_diff_since_the_last_accepted_revision():
     assert diff[:2] == ["--- r2 (accepted)", "+++ r3"]
     assert "-Edited by a curator." in diff and "+The agent's newer summary." in diff
     assert "wiki_propose" in actions() and "wiki_revise" in actions()
+
+
+# --- W2: the daily revision cap --------------------------------------------------------------------------
+
+
+def test_republishing_adds_at_most_100_revisions_a_day_then_rate_limited():
+    a = "rev-bot"
+    with time_machine.travel(dt("2026-03-02T08:00:00Z"), tick=False):
+        page = publish(agent_id=a).page
+        services.promote(page=page, actor="user:cora", reason="checked")  # proposals count too
+        for i in range(2, services.DAILY_PUBLISHED_REVISIONS + 1):
+            assert publish(agent_id=a, summary=f"Edition {i}.").outcome == "proposed"
+        with pytest.raises(engine.RateLimited) as err:
+            publish(agent_id=a, summary="One too many.")
+        assert err.value.details["limit"] == 100 and err.value.code == "rate_limited"
+        with pytest.raises(engine.RateLimited):
+            publish(agent_id=a, title="A new page", slug="a-new-page")  # a new page is a revision too
+        # an unchanged republication adds nothing and is still answered
+        assert publish(agent_id=a, summary=f"Edition {services.DAILY_PUBLISHED_REVISIONS}.").outcome == (
+            "unchanged"
+        )
+        # a curator's edit is not an agent's revision
+        services.revise(page=page, actor="user:cora", summary="Curated again.", reason="tidy")
+    assert WikiRevision.objects.filter(page__agent_id=a).count() == 101
+    with time_machine.travel(dt("2026-03-03T00:00:01Z"), tick=False):
+        assert publish(agent_id=a, summary="A new day.").outcome == "proposed"
+
+
+def test_the_revision_cap_is_per_agent():
+    with time_machine.travel(dt("2026-03-02T08:00:00Z"), tick=False):
+        for i in range(services.DAILY_PUBLISHED_REVISIONS):
+            publish(agent_id="busy-bot", summary=f"Edition {i}.")
+        with pytest.raises(engine.RateLimited):
+            publish(agent_id="busy-bot", summary="Over.")
+        assert publish(agent_id="quiet-bot").outcome == "created"
+
+
+# --- audit ------------------------------------------------------------------------------------------------
+
+
+def test_the_wiki_audits_through_the_public_function(monkeypatch):
+    calls = []
+    real = engine.audit_record
+
+    def spy(**kw):
+        calls.append(kw["action"])
+        return real(**kw)
+
+    monkeypatch.setattr(engine, "audit_record", spy)
+    page = publish(agent_id="audit-bot").page
+    services.promote(page=page, actor="user:cora", reason="checked")
+    services.remove(page=page, actor="user:cora", reason="obsolete")
+    assert calls == ["wiki_publish", "wiki_promote", "wiki_remove"]
+    assert (
+        list(
+            AuditEvent.objects.filter(agent_id="audit-bot", action__startswith="wiki_")
+            .order_by("id")
+            .values_list("action", flat=True)
+        )
+        == calls
+    )
