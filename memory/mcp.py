@@ -1,5 +1,9 @@
 """MCP tools (SPEC A): parse the arguments, resolve the caller, check scope, call the engine, shape the reply.
 
+Memory's own tools are defined here; an installed app contributes its tools through ``memory.mcp_registry``
+(``<app>/mcp_tools.py``, e.g. the wiki's), which also holds the calling convention every tool uses.
+``build_server()`` serves memory's tools first, then each app's in INSTALLED_APPS order.
+
 One ``MCPServer`` (official SDK 2.x) serves two transports:
 
 * stdio: ``manage.py mcp --token TOKEN`` (see ``serve_stdio``); the token is checked at start and again on
@@ -17,27 +21,25 @@ Every failure is a tool result with ``isError: true`` whose text is a JSON docum
 
 Codes: the engine's (``invalid_argument``, ``invalid_time``, ``too_many_ids``, ``content_too_large``,
 ``not_found``, ``rate_limited``), ``forbidden`` (missing scope), ``unauthorized`` (token stopped working),
-``unknown_tool``, the wiki's (``prompt_injection``: a page that was dropped), and ``internal_error`` (a bug: logged server-side with a reference; no traceback or
-exception text is sent). Argument schema violations (missing, wrong type, unknown argument) are
-``invalid_argument``.
+``unknown_tool``, an app's own (the wiki's ``prompt_injection``: a page that was dropped), and
+``internal_error`` (a bug: logged server-side with a reference; no traceback or exception text is sent).
+Argument schema violations (missing, wrong type, unknown argument) are ``invalid_argument``.
 """
 
-import json
 import logging
 import secrets
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import anyio
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import connections
+from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
@@ -46,43 +48,29 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from memory import engine
 from memory.engine.common import write_transaction
 from memory.engine.types import iso
-from wiki import services as wiki
+from memory.mcp_registry import (
+    ADMIN,
+    DESTRUCTIVE,
+    PRINCIPAL_KEY,
+    READ,
+    READ_ONLY,
+    WRITE,
+    WRITES,
+    ToolFailure,
+    ToolSet,
+    app_tool_sets,
+    db_ready,
+    invoke,
+)
 
 log = logging.getLogger("memdesk.mcp")
 
-READ = "memory:read"
-WRITE = "memory:write"
-ADMIN = "admin"
-PRINCIPAL_KEY = "memdesk.principal"  # set on the ASGI scope by BearerAuth
 MAX_TTL_DAYS = 36_500
 UNAUTHORIZED_RPC_CODE = -32001  # JSON-RPC "server error" range: authentication required
 INTERNAL_RPC_CODE = -32603
 
 
 # --- errors ----------------------------------------------------------------------------------------------
-
-
-class ToolFailure(ToolError):
-    """A tool error whose text is the JSON document the agent receives."""
-
-    def __init__(
-        self, code: str, message: str, field: str | None = None, details: dict[str, Any] | None = None
-    ):
-        error: dict[str, Any] = {"code": code, "message": message, "field": field}
-        if details:
-            error["details"] = details
-        text = json.dumps({"error": error}, ensure_ascii=False, default=str)
-        self.payload: dict[str, Any] = json.loads(text)  # JSON-clean, whatever ``details`` held
-        super().__init__(text)
-
-    @classmethod
-    def from_engine(cls, exc: engine.EngineError) -> "ToolFailure":
-        return cls(exc.code, exc.message, exc.field, exc.details or None)
-
-    def result(self) -> CallToolResult:
-        return CallToolResult(
-            content=[TextContent(type="text", text=str(self))], structured_content=self.payload, is_error=True
-        )
 
 
 def _validation_failure(exc: ValidationError) -> ToolFailure:
@@ -147,87 +135,35 @@ class MemdeskMCP(MCPServer[Any]):
             return _internal(name, exc).result()
 
 
-server = MemdeskMCP(
-    "memdesk",
-    title="memdesk memory",
-    instructions=(
-        "Long-term memory for one agent. Your namespace comes from your token: every id you see is yours, and "
-        "an id you do not own looks exactly like one that does not exist. Times are RFC 3339 with an offset or "
-        "Z. Store facts (subject + predicate) with memory_store_fact so newer values supersede older ones; read "
-        "them back with memory_get_at / memory_get_history. Prefer memory_fetch_batch over many memory_read "
-        "calls. Errors come back as {'error': {'code', 'message', 'field'}}."
-    ),
-    version="0.1.0",
-    log_level="WARNING",
-)
-
-READ_ONLY = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-WRITES = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-)
-DESTRUCTIVE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+INSTRUCTIONS = (
+    "Long-term memory for one agent. Your namespace comes from your token: every id you see is yours, and "
+    "an id you do not own looks exactly like one that does not exist. Times are RFC 3339 with an offset or "
+    "Z. Store facts (subject + predicate) with memory_store_fact so newer values supersede older ones; read "
+    "them back with memory_get_at / memory_get_history. Prefer memory_fetch_batch over many memory_read "
+    "calls. Errors come back as {'error': {'code', 'message', 'field'}}."
 )
 
 
-# --- plumbing: principal, scope, database thread ---------------------------------------------------------
+def build_server() -> MemdeskMCP:
+    """Memory's tools, then each installed app's (``<app>/mcp_tools.py``, see ``memory.mcp_registry``)."""
+    built = MemdeskMCP(
+        "memdesk",
+        title="memdesk memory",
+        instructions=INSTRUCTIONS,
+        version="0.1.0",
+        log_level="WARNING",
+    )
+    seen: set[str] = set()
+    for tool_set in (tools, *app_tool_sets()):
+        for tool in tool_set:
+            if tool.name in seen:
+                raise ImproperlyConfigured(f"two MCP tools are named {tool.name!r}")
+            seen.add(tool.name)
+            built.add_tool(tool.fn, annotations=tool.annotations)
+    return built
 
 
-def _reply(data: dict[str, Any]) -> CallToolResult:
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
-
-
-def _db_ready() -> None:
-    """Django's per-request connection hygiene, for the one thread that runs every tool's database work.
-
-    Like ``close_old_connections`` (a broken connection or one past CONN_MAX_AGE is dropped), except that a
-    SQLite connection with CONN_MAX_AGE 0 is kept between calls: reopening it costs about a millisecond per
-    call, and a file database has no server that could drop an idle connection.
-    """
-    for conn in connections.all(initialized_only=True):
-        if conn.vendor == "sqlite" and not conn.settings_dict.get("CONN_MAX_AGE"):
-            if conn.connection is None:
-                continue
-            if conn.get_autocommit() != conn.settings_dict["AUTOCOMMIT"] or (
-                conn.errors_occurred and not conn.is_usable()
-            ):
-                conn.close()
-            else:
-                conn.errors_occurred = False
-        else:
-            conn.close_if_unusable_or_obsolete()
-
-
-def _run_sync(
-    principal: engine.Principal | None, scope: str, fn: Callable[..., dict[str, Any]], kwargs: dict[str, Any]
-) -> dict[str, Any]:
-    _db_ready()
-    try:
-        if principal is None:  # stdio: re-check the token on every call (revocation, expiry)
-            principal = engine.authenticate(server.stdio_secret)
-        if not principal.has(scope):
-            raise engine.Forbidden(f"this token does not have the {scope} scope")
-        return fn(principal, **kwargs)
-    except engine.EngineError as exc:
-        raise ToolFailure.from_engine(exc) from None
-
-
-_run_in_db_thread = sync_to_async(_run_sync, thread_sensitive=True)
-
-
-async def _invoke(
-    ctx: Context[Any, Any], scope: str, fn: Callable[..., dict[str, Any]], **kwargs: Any
-) -> CallToolResult:
-    request = ctx.request_context.request
-    principal = None
-    if request is not None:  # HTTP: BearerAuth resolved the token for this very request
-        principal = request.scope.get(PRINCIPAL_KEY)
-        if principal is None:
-            raise ToolFailure("unauthorized", "missing, unknown, expired or revoked token")
-    return _reply(await _run_in_db_thread(principal, scope, fn, kwargs))
+# --- helpers ---------------------------------------------------------------------------------------------
 
 
 def _normalise_time(value: str | None) -> str | None:
@@ -253,6 +189,8 @@ Predicate = Annotated[str, Field(description="The attribute, e.g. 'lives_in'")]
 
 
 # --- tools -----------------------------------------------------------------------------------------------
+
+tools = ToolSet()  # memory's own; the server is built after them (``server`` below)
 
 
 def _store(
@@ -283,7 +221,7 @@ def _store_counted(p: engine.Principal, limit: int, **kwargs: Any) -> dict[str, 
     return engine.store(agent_id=p.agent_id, origin=p.origin, actor=p.actor, protect=True, **kwargs).to_dict()
 
 
-@server.tool(annotations=WRITES)
+@tools.tool(annotations=WRITES)
 async def memory_store(
     ctx: Context,
     content: Annotated[str, Field(description="The memory text (at most 64 KB)")],
@@ -296,7 +234,7 @@ async def memory_store(
 ) -> CallToolResult:
     """Store a plain memory (no subject/predicate, so nothing is superseded). Needs memory:write.
     Limited to 1000 calls per agent per UTC day. Returns {id, outcome}."""
-    return await _invoke(
+    return await invoke(
         ctx, WRITE, _store, content=content, tags=tags, layer=layer, importance=importance, ttl_days=ttl_days
     )
 
@@ -310,7 +248,7 @@ def _store_fact(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
     return result.to_dict()
 
 
-@server.tool(annotations=WRITES)
+@tools.tool(annotations=WRITES)
 async def memory_store_fact(
     ctx: Context,
     content: Annotated[str, Field(description="The fact in words (at most 64 KB)")],
@@ -335,7 +273,7 @@ async def memory_store_fact(
     """Store a temporal fact (subject, predicate, object). A newer value supersedes the current one; an older
     valid_from inserts a historical segment; the same value reaffirms. Needs memory:write.
     Returns {id, outcome} with outcome stored | reaffirmed | quarantined | dropped."""
-    return await _invoke(
+    return await invoke(
         ctx,
         WRITE,
         _store_fact,
@@ -373,7 +311,7 @@ def _distill(p: engine.Principal, *, facts: list[DistilledFact], session_id: str
     return {"results": [r.to_dict() for r in results]}
 
 
-@server.tool(annotations=WRITES)
+@tools.tool(annotations=WRITES)
 async def memory_distill(
     ctx: Context,
     facts: Annotated[list[DistilledFact], Field(description="Up to 20 facts from one conversation")],
@@ -384,7 +322,7 @@ async def memory_distill(
     facts about one subject waits for a human: quarantined). Needs memory:write.
     Returns {results: [{id, outcome, reason?}]} in the order given; outcome is stored | reaffirmed |
     quarantined | dropped."""
-    return await _invoke(ctx, WRITE, _distill, facts=facts, session_id=session_id)
+    return await invoke(ctx, WRITE, _distill, facts=facts, session_id=session_id)
 
 
 def _search(
@@ -394,7 +332,7 @@ def _search(
     return {"results": [h.to_dict() for h in hits], "total": len(hits), "query_id": engine.new_query_id()}
 
 
-@server.tool(annotations=READ_ONLY)
+@tools.tool(annotations=READ_ONLY)
 async def memory_search(
     ctx: Context,
     query: Annotated[str, Field(description="Plain text; never interpreted as query syntax")],
@@ -404,17 +342,17 @@ async def memory_search(
 ) -> CallToolResult:
     """Search your current memories (full text, ranked by relevance, importance, recency and trust).
     Needs memory:read. Returns {results, total, query_id}; pass query_id to memory_feedback."""
-    return await _invoke(ctx, READ, _search, query=query, limit=limit, layer=layer, tags=tags)
+    return await invoke(ctx, READ, _search, query=query, limit=limit, layer=layer, tags=tags)
 
 
 def _read(p: engine.Principal, *, memory_id: str) -> dict[str, Any]:
     return engine.get_memory(agent_id=p.agent_id, memory_id=memory_id).to_dict()
 
 
-@server.tool(annotations=READ_ONLY)
+@tools.tool(annotations=READ_ONLY)
 async def memory_read(ctx: Context, id: MemoryId) -> CallToolResult:
     """Read one memory by id. Needs memory:read. Returns the record; an unknown id is not_found."""
-    return await _invoke(ctx, READ, _read, memory_id=id)
+    return await invoke(ctx, READ, _read, memory_id=id)
 
 
 def _fetch_batch(p: engine.Principal, *, ids: list[str]) -> dict[str, Any]:
@@ -422,14 +360,14 @@ def _fetch_batch(p: engine.Principal, *, ids: list[str]) -> dict[str, Any]:
     return {**result, "memories": [m.to_dict() for m in result["memories"]]}
 
 
-@server.tool(annotations=READ_ONLY)
+@tools.tool(annotations=READ_ONLY)
 async def memory_fetch_batch(
     ctx: Context,
     ids: Annotated[list[str], Field(description="Up to 100 memory ids", json_schema_extra={"maxItems": 100})],
 ) -> CallToolResult:
     """Fetch up to 100 memories by id in one call, in request order. Needs memory:read.
     Returns {memories, missing_ids, total_found, total_missing}."""
-    return await _invoke(ctx, READ, _fetch_batch, ids=ids)
+    return await invoke(ctx, READ, _fetch_batch, ids=ids)
 
 
 def _history(p: engine.Principal, *, subject: str, predicate: str) -> dict[str, Any]:
@@ -442,11 +380,11 @@ def _history(p: engine.Principal, *, subject: str, predicate: str) -> dict[str, 
     }
 
 
-@server.tool(annotations=READ_ONLY)
+@tools.tool(annotations=READ_ONLY)
 async def memory_get_history(ctx: Context, subject: Subject, predicate: Predicate) -> CallToolResult:
     """Every value a fact ever had, oldest world time first, superseded and retracted rows included and
     marked. Needs memory:read. Returns {subject, predicate, records, total}."""
-    return await _invoke(ctx, READ, _history, subject=subject, predicate=predicate)
+    return await invoke(ctx, READ, _history, subject=subject, predicate=predicate)
 
 
 def _get_at(
@@ -462,7 +400,7 @@ def _get_at(
     }
 
 
-@server.tool(annotations=READ_ONLY)
+@tools.tool(annotations=READ_ONLY)
 async def memory_get_at(
     ctx: Context,
     subject: Subject,
@@ -474,7 +412,7 @@ async def memory_get_at(
 ) -> CallToolResult:
     """The value of a fact at world time `at`. Needs memory:read.
     Returns {subject, predicate, at, record, found}."""
-    return await _invoke(ctx, READ, _get_at, subject=subject, predicate=predicate, at=at, as_of=as_of)
+    return await invoke(ctx, READ, _get_at, subject=subject, predicate=predicate, at=at, as_of=as_of)
 
 
 EntityName = Annotated[str, Field(description="An entity name as it appears in facts, e.g. 'Li Laoban'")]
@@ -484,7 +422,7 @@ def _alias_add(p: engine.Principal, *, canonical: str, alias: str) -> dict[str, 
     return engine.alias_add(agent_id=p.agent_id, canonical=canonical, alias=alias, actor=p.actor).to_dict()
 
 
-@server.tool(annotations=WRITES)
+@tools.tool(annotations=WRITES)
 async def memory_alias_add(
     ctx: Context,
     canonical: Annotated[str, Field(description="The entity's main name, e.g. 'Li Laoban'")],
@@ -493,7 +431,7 @@ async def memory_alias_add(
     """Record that `alias` is another name of the entity `canonical`, so the graph and search treat both as
     one. Names are trimmed and lower-cased; chains are flattened (an alias of an alias points at the final
     name). Needs memory:write. Returns {canonical, alias, created, flattened}."""
-    return await _invoke(ctx, WRITE, _alias_add, canonical=canonical, alias=alias)
+    return await invoke(ctx, WRITE, _alias_add, canonical=canonical, alias=alias)
 
 
 def _alias_list(p: engine.Principal) -> dict[str, Any]:
@@ -501,11 +439,11 @@ def _alias_list(p: engine.Principal) -> dict[str, Any]:
     return {"aliases": aliases, "total": len(aliases)}
 
 
-@server.tool(annotations=READ_ONLY)
+@tools.tool(annotations=READ_ONLY)
 async def memory_alias_list(ctx: Context) -> CallToolResult:
     """Every entity alias of your memory, sorted by canonical name then alias. Needs memory:read.
     Returns {aliases: [{canonical, alias, created_at}], total}."""
-    return await _invoke(ctx, READ, _alias_list)
+    return await invoke(ctx, READ, _alias_list)
 
 
 def _record_mistake(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
@@ -521,7 +459,7 @@ def _record_mistake(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
     }
 
 
-@server.tool(annotations=WRITES)
+@tools.tool(annotations=WRITES)
 async def memory_record_mistake(
     ctx: Context,
     category: Annotated[
@@ -535,7 +473,7 @@ async def memory_record_mistake(
 ) -> CallToolResult:
     """Note a mistake in your notebook so it is recalled before similar requests; three open mistakes of
     one category become one rule memory. Needs memory:write. Returns {id, category, consolidated}."""
-    return await _invoke(
+    return await invoke(
         ctx,
         WRITE,
         _record_mistake,
@@ -553,20 +491,20 @@ def _reflexion_context(p: engine.Principal, *, message: str) -> dict[str, Any]:
     return {"block": engine.render_block(mistakes), "mistakes": [m.id for m in mistakes]}
 
 
-@server.tool(annotations=READ_ONLY)
+@tools.tool(annotations=READ_ONLY)
 async def memory_reflexion_context(
     ctx: Context, message: Annotated[str, Field(description="The message you are about to answer")]
 ) -> CallToolResult:
     """The '## Past Mistakes to Avoid' block for a message (empty when nothing relevant is open).
     Needs memory:read. Returns {block, mistakes}."""
-    return await _invoke(ctx, READ, _reflexion_context, message=message)
+    return await invoke(ctx, READ, _reflexion_context, message=message)
 
 
 def _feedback(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
     return engine.feedback_record(agent_id=p.agent_id, actor=p.actor, **kwargs).to_dict()
 
 
-@server.tool(annotations=WRITES)
+@tools.tool(annotations=WRITES)
 async def memory_feedback(
     ctx: Context,
     verdict: Annotated[
@@ -579,67 +517,9 @@ async def memory_feedback(
 ) -> CallToolResult:
     """Say whether a memory or a search result set was right. Give exactly one of memory_id or query_id.
     Needs memory:write. Returns {id, target_type, target_id, verdict, created_at}."""
-    return await _invoke(
+    return await invoke(
         ctx, WRITE, _feedback, verdict=verdict, memory_id=memory_id, query_id=query_id, note=note
     )
-
-
-def _wiki_publish_auto(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
-    kwargs["tags"] = kwargs["tags"] or ()
-    return wiki.publish_auto_result(agent_id=p.agent_id, actor=p.actor, **kwargs).to_dict()
-
-
-@server.tool(annotations=WRITES)
-async def wiki_publish_auto(
-    ctx: Context,
-    doc_type: Annotated[
-        str, Field(description="charter, sop, spec, policy or reference (anything else becomes reference)")
-    ],
-    title: Annotated[str, Field(description="One line, at most 300 characters")],
-    summary: Annotated[str, Field(description="A few sentences (markdown, at most 8 KB)")],
-    original_text: Annotated[str, Field(description="The document itself (markdown, at most 64 KB)")],
-    slug: Annotated[
-        str | None,
-        Field(description="^[a-z0-9][a-z0-9-]{0,63}$; default from the title, else <doc_type>-<hash>"),
-    ] = None,
-    tags: Annotated[list[str] | None, Field(description="Up to 50 short tags")] = None,
-) -> CallToolResult:
-    """Publish a long-lived document you distilled from conversations (a charter, SOP, spec, policy or
-    reference) as a wiki page at auto/<doc_type>/<slug>, trust 0.300, source_type raw_dialogue (you cannot set
-    either; a curator may promote it). Memory keeps one pointer fact about it, never the text. The same slug
-    again adds a revision. Checked for prompt injection; at most 20 new pages per UTC day. Needs memory:write.
-    Returns {path, trust, source_type, pointer_id, revision, outcome}; outcome is created | revised |
-    unchanged | proposed (the page is curated: your text waits for a curator) | quarantined (republished too
-    often: waits for a reviewer)."""
-    return await _invoke(
-        ctx,
-        WRITE,
-        _wiki_publish_auto,
-        doc_type=doc_type,
-        title=title,
-        summary=summary,
-        original_text=original_text,
-        slug=slug,
-        tags=tags,
-    )
-
-
-def _wiki_search(p: engine.Principal, *, query: str, limit: int) -> dict[str, Any]:
-    hits = wiki.search(agent_id=p.agent_id, query=query, limit=limit)
-    return {"results": [h.to_dict() for h in hits], "total": len(hits)}
-
-
-@server.tool(annotations=READ_ONLY)
-async def wiki_search(
-    ctx: Context,
-    query: Annotated[str, Field(description="Plain text; words and any two-character CJK substring match")],
-    limit: Annotated[int, Field(ge=1, le=100)] = 10,
-) -> CallToolResult:
-    """Search your wiki pages, ranked by relevance x (0.5 + trust) x a source factor, so curated pages come
-    before equally relevant auto pages. Needs admin (SPEC A3: a tool it does not list needs admin). Returns
-    {results: [{path, title, doc_type, summary, trust, source_type, score, relevance, pointer_id, updated}],
-    total}."""
-    return await _invoke(ctx, ADMIN, _wiki_search, query=query, limit=limit)
 
 
 def _invalidate_by_origin(p: engine.Principal, *, origin: str, since: str | None) -> dict[str, Any]:
@@ -648,7 +528,7 @@ def _invalidate_by_origin(p: engine.Principal, *, origin: str, since: str | None
     ).to_dict()
 
 
-@server.tool(annotations=DESTRUCTIVE)
+@tools.tool(annotations=DESTRUCTIVE)
 async def memory_invalidate_by_origin(
     ctx: Context,
     origin: Annotated[str, Field(description="The exact origin string whose writes to retract")],
@@ -657,7 +537,10 @@ async def memory_invalidate_by_origin(
     """Retract everything one origin wrote (optionally since a time), restore what it had superseded and
     lower the trust of memories derived from it. Needs admin.
     Returns {origin, since, retracted, restored, trust_crushed}."""
-    return await _invoke(ctx, ADMIN, _invalidate_by_origin, origin=origin, since=since)
+    return await invoke(ctx, ADMIN, _invalidate_by_origin, origin=origin, since=since)
+
+
+server = build_server()
 
 
 # --- transports ------------------------------------------------------------------------------------------
@@ -670,7 +553,7 @@ def serve_stdio(secret: str) -> None:
 
 
 def _authenticate(secret: str | None) -> engine.Principal:
-    _db_ready()
+    db_ready()
     return engine.authenticate(secret)
 
 

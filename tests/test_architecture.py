@@ -120,3 +120,47 @@ def test_the_import_checker_sees_every_spelling():
         "memory.engine.importer",
     ]
     assert "memory.engine.types" in found and "memory.engine" in found
+
+
+# --- memory does not depend on the apps built on it ---------------------------------------------------------
+
+MEMORY_DIR = ROOT / "memory"
+# Apps that build on memory: they import memory, never the other way round (their MCP tools reach the server
+# through memory.mcp_registry, their demo data through memory.contrib).
+NOT_IMPORTED_BY_MEMORY = {"wiki"}
+
+
+def _app_imports(tree: ast.AST, apps: set[str]) -> list[tuple[int, str]]:
+    """(line, module) for each import of one of ``apps`` (or a module inside it), however it is spelled."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] in apps]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[0] in apps:
+                found.append((node.lineno, node.module))
+    return found
+
+
+def test_memory_imports_no_app_built_on_it():
+    offenders = []
+    for path in sorted(MEMORY_DIR.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for line, module in _app_imports(ast.parse(path.read_text(encoding="utf-8")), NOT_IMPORTED_BY_MEMORY):
+            offenders.append(f"{rel}:{line}: {module}")
+    assert offenders == [], "memory/ imports an app that depends on it:\n" + "\n".join(offenders)
+
+
+def test_the_app_import_checker_sees_every_spelling():
+    sample = ast.parse(
+        "import wiki\nimport wiki.services as s\nfrom wiki import services\nfrom wiki.selectors import search\n"
+        "def f():\n    from wiki.mcp_tools import tools\n"
+        "from wikipedia import x\nfrom memory import wiki_thing\nfrom . import wiki\n"
+    )
+    assert [m for _, m in _app_imports(sample, {"wiki"})] == [
+        "wiki",
+        "wiki.services",
+        "wiki",
+        "wiki.selectors",
+        "wiki.mcp_tools",
+    ]

@@ -227,7 +227,7 @@ class TestSeededDemo:
         assert "already seeded" in output and PASSWORD in output
 
     def test_wiki_pages_are_published_auto_and_one_is_promoted(self, seeded: str) -> None:
-        from wiki import services as wiki_services
+        from wiki import selectors as wiki_selectors
         from wiki.models import WikiPage
 
         pages = {p.slug: p for p in WikiPage.objects.filter(agent_id=A)}
@@ -247,8 +247,8 @@ class TestSeededDemo:
             assert pointer.subject == f"wiki:auto/{page.doc_type}/{page.slug}" and pointer.valid_until is None
             assert page.original_text not in pointer.content
         # the zh policy is found by a Chinese query, the en SOP by an English one
-        assert wiki_services.search(agent_id=A, query="資料保留")[0].page.slug == "data-retention"
-        assert wiki_services.search(agent_id=A, query="refunds over $500")[0].page.slug == "refund-over-500"
+        assert wiki_selectors.search(agent_id=A, query="資料保留")[0].page.slug == "data-retention"
+        assert wiki_selectors.search(agent_id=A, query="refunds over $500")[0].page.slug == "refund-over-500"
         assert WikiPage.objects.filter(agent_id=d.RESEARCH_BOT).count() == 0
 
     def test_research_bot_is_separate(self, seeded: str) -> None:

@@ -21,7 +21,10 @@ SOURCE_TYPES = {
     "raw_dialogue": 0.6,
 }
 
-# Field prefixes of the search document (SPEC W4 relevance weights live in wiki.services).
+# The predicate of a page's pointer row in memory (SPEC W3); its subject is WikiPage.pointer_subject.
+POINTER_PREDICATE = "documented_in"
+
+# Field prefixes of the search document (SPEC W4 relevance weights live in wiki.selectors).
 SEARCH_FIELDS = (("t", "title"), ("g", "tags"), ("s", "summary"), ("", "original_text"))
 
 

@@ -1,7 +1,9 @@
-"""Wiki services (SPEC W1–W5, D5): publish auto pages, revise, promote, remove, rank, lay out as markdown.
+"""Wiki writes (SPEC W1–W3, W5): publish auto pages, revise, promote, remove, and their validation and pointer
+rows. Reads and search live in ``wiki.selectors``, the markdown file format and import in ``wiki.io``.
 
-Pages and revisions are wiki rows and are written here; memory rows (the pointer row, audit events) are only
-ever written by ``memory.engine`` functions called from here.
+Pages and revisions are wiki rows and are written here (and by ``wiki.io.import_pages``, with these
+helpers); memory rows (the pointer row, audit events) are only ever written by ``memory.engine`` functions
+called from here.
 
 Decisions worth knowing:
 
@@ -26,43 +28,29 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-import yaml
-from django.db.models import (
-    Case,
-    Exists,
-    ExpressionWrapper,
-    F,
-    FloatField,
-    Max,
-    OuterRef,
-    QuerySet,
-    Value,
-    When,
-)
-from django.db.models.functions import Cast, Greatest
+from django.db.models import Max
 from django.utils import timezone
 from django.utils.text import slugify
 
 from memory import engine
-from memory.models import Memory
 
-from .models import DOC_TYPES, NAMESPACES, SOURCE_TYPES, WikiPage, WikiRevision
+from .models import DOC_TYPES, POINTER_PREDICATE, WikiPage, WikiRevision
+from .selectors import current_pointer, latest_revision
+from .selectors import search as search  # SPEC 11: importable from here; it lives in wiki.selectors
 
 AUTO_AUTHOR = "auto-distill"
 AUTO_TRUST = Decimal("0.300")
 AUTO_SOURCE_TYPE = "raw_dialogue"
 CURATED_TRUST = Decimal("0.800")
 CURATED_SOURCE_TYPE = "user_statement"
-POINTER_PREDICATE = "documented_in"
 POINTER_ORIGIN = "channel"
 CURATION_ORIGIN = "operator:wiki-curation"
 REMOVED_EVENT = "auto_page_removed"
@@ -135,7 +123,8 @@ def pointer_subject(doc_type: str, slug: str) -> str:
 # --- validation ---------------------------------------------------------------------------------------------
 
 
-def _check_title(title: Any) -> str:
+def check_title(title: Any) -> str:
+    """A page title: one line, at most MAX_TITLE characters."""
     value = engine.check_text(title, field="title", required=True, limit=MAX_TITLE)
     assert value is not None
     if any(ord(ch) < 32 for ch in value):
@@ -143,7 +132,8 @@ def _check_title(title: Any) -> str:
     return value
 
 
-def _check_body(value: Any, *, field: str, limit: int) -> str:
+def check_body(value: Any, *, field: str, limit: int) -> str:
+    """A summary or original text: non-empty, at most ``limit`` UTF-8 bytes, line ends normalised."""
     if not isinstance(value, str):
         raise engine.InvalidArgument(f"{field} must be a string", field=field)
     if "\x00" in value:
@@ -179,7 +169,7 @@ def _check_page(page: Any) -> WikiPage:
     return fresh
 
 
-def _audit(
+def audit(
     *,
     agent_id: str,
     actor: str,
@@ -189,6 +179,7 @@ def _audit(
     reason: str = "",
     **details: Any,
 ) -> int:
+    """One audit event through the engine's public ``audit_record``; extra keywords become its details."""
     return engine.audit_record(
         agent_id=agent_id,
         actor=actor,
@@ -205,7 +196,7 @@ def _scan(*, agent_id: str, actor: str, subject: str, title: str, summary: str, 
     result = engine.scan_injection("\n".join((title, summary, text)))
     if not result.blocked:
         return
-    _audit(
+    audit(
         agent_id=agent_id,
         actor=actor,
         action="prompt_injection",
@@ -248,7 +239,7 @@ def _write_pointer(page: WikiPage, *, actor: str, curated: bool, protect: bool) 
     )
 
 
-def _repoint(page: WikiPage, *, actor: str, curated: bool) -> engine.StoreResult:
+def repoint(page: WikiPage, *, actor: str, curated: bool) -> engine.StoreResult:
     """A new pointer value for an existing page (its title, path or trust changed), remembered on the page."""
     stored = _write_pointer(page, actor=actor, curated=curated, protect=False)
     page.pointer_id = stored.id
@@ -256,21 +247,10 @@ def _repoint(page: WikiPage, *, actor: str, curated: bool) -> engine.StoreResult
     return stored
 
 
-def current_pointer(page: WikiPage) -> Memory | None:
-    """The page's current, believed pointer row (None when removed, quarantined or retracted)."""
-    return (
-        Memory.objects.filter(
-            agent_id=page.agent_id, subject=page.pointer_subject, predicate=POINTER_PREDICATE
-        )
-        .filter(engine.belief_current_q())
-        .first()
-    )
-
-
 # --- revisions ----------------------------------------------------------------------------------------------
 
 
-def _add_revision(
+def add_revision(
     page: WikiPage,
     *,
     title: str,
@@ -282,6 +262,7 @@ def _add_revision(
     at: datetime,
     accepted: bool = False,
 ) -> WikiRevision:
+    """The page's next revision (numbered after the highest so far)."""
     last = page.revisions.aggregate(n=Max("number"))["n"] or 0
     return WikiRevision.objects.create(
         page=page,
@@ -297,11 +278,9 @@ def _add_revision(
     )
 
 
-def latest_revision(page: WikiPage) -> WikiRevision | None:
-    return page.revisions.order_by("-number").first()
-
-
-def _same_content(page_or_rev: WikiPage | WikiRevision, title: str, summary: str, text: str, tags: list[str]):
+def same_content(
+    page_or_rev: WikiPage | WikiRevision, title: str, summary: str, text: str, tags: list[str]
+) -> bool:
     return (
         page_or_rev.title == title
         and page_or_rev.summary == summary
@@ -375,9 +354,9 @@ def publish_auto_result(
     agent_id = engine.check_agent_id(agent_id)
     actor = engine.check_actor(actor)
     doc = normalise_doc_type(doc_type)
-    title = _check_title(title)
-    summary = _check_body(summary, field="summary", limit=MAX_SUMMARY_BYTES)
-    text = _check_body(original_text, field="original_text", limit=MAX_TEXT_BYTES)
+    title = check_title(title)
+    summary = check_body(summary, field="summary", limit=MAX_SUMMARY_BYTES)
+    text = check_body(original_text, field="original_text", limit=MAX_TEXT_BYTES)
     tag_list = engine.check_tags(tags)
     the_slug = make_slug(doc_type=doc, title=title, slug=slug)
     subject = pointer_subject(doc, the_slug)
@@ -458,19 +437,19 @@ def _publish(
             original_text=text,
             pointer_subject=subject,
         )
-        rev = _add_revision(
+        rev = add_revision(
             page, title=title, summary=summary, text=text, tags=tags, actor=actor, reason="published", at=t
         )
         outcome = "created"
     elif page.namespace == "curated" and not page.removed:
         last = latest_revision(page)
-        if last is not None and _same_content(last, title, summary, text, tags):
+        if last is not None and same_content(last, title, summary, text, tags):
             return PublishResult(page, last.number, "unchanged", page.pointer_id)
         _check_daily_revisions(agent_id, t)
-        rev = _add_revision(
+        rev = add_revision(
             page, title=title, summary=summary, text=text, tags=tags, actor=actor, reason="republished", at=t
         )
-        _audit(
+        audit(
             agent_id=agent_id,
             actor=actor,
             action="wiki_propose",
@@ -483,7 +462,7 @@ def _publish(
         return PublishResult(page, rev.number, "proposed", page.pointer_id)
     else:
         last = latest_revision(page)
-        if not page.removed and last is not None and _same_content(page, title, summary, text, tags):
+        if not page.removed and last is not None and same_content(page, title, summary, text, tags):
             return PublishResult(page, last.number, "unchanged", page.pointer_id)
         _check_daily_revisions(agent_id, t)
         reason = "republished after removal" if page.removed else "republished"
@@ -496,7 +475,7 @@ def _publish(
             changed += ["namespace", "trust", "source_type", "author", "last_verified", "removed_at"]
             changed.append("removed_reason")
         page.save(update_fields=changed)
-        rev = _add_revision(
+        rev = add_revision(
             page, title=title, summary=summary, text=text, tags=tags, actor=actor, reason=reason, at=t
         )
         outcome = "revised"
@@ -507,7 +486,7 @@ def _publish(
         outcome = "quarantined"
     page.pointer_id = stored.id
     page.save(update_fields=["pointer_id"])
-    _audit(
+    audit(
         agent_id=agent_id,
         actor=actor,
         action="wiki_publish",
@@ -543,21 +522,21 @@ def revise(
     reason = _check_reason(reason)
     if page.removed:
         raise PageRemoved("this page was removed; it cannot be revised", field="page")
-    new_title = page.title if title is None else _check_title(title)
+    new_title = page.title if title is None else check_title(title)
     new_summary = (
-        page.summary if summary is None else _check_body(summary, field="summary", limit=MAX_SUMMARY_BYTES)
+        page.summary if summary is None else check_body(summary, field="summary", limit=MAX_SUMMARY_BYTES)
     )
     new_text = (
         page.original_text
         if original_text is None
-        else _check_body(original_text, field="original_text", limit=MAX_TEXT_BYTES)
+        else check_body(original_text, field="original_text", limit=MAX_TEXT_BYTES)
     )
     new_tags = list(page.tags or []) if tags is None else engine.check_tags(tags)
     last = latest_revision(page)
     if (
         last is not None
-        and _same_content(last, new_title, new_summary, new_text, new_tags)
-        and _same_content(page, new_title, new_summary, new_text, new_tags)
+        and same_content(last, new_title, new_summary, new_text, new_tags)
+        and same_content(page, new_title, new_summary, new_text, new_tags)
     ):
         raise engine.InvalidArgument("nothing changed", field="original_text")
     t = timezone.now()
@@ -575,7 +554,7 @@ def revise(
         page.last_verified = t
         changed.append("last_verified")
     page.save(update_fields=changed)
-    rev = _add_revision(
+    rev = add_revision(
         page,
         title=new_title,
         summary=new_summary,
@@ -587,8 +566,8 @@ def revise(
         accepted=curated,
     )
     if title_changed and current_pointer(page) is not None:
-        _repoint(page, actor=actor, curated=curated)
-    _audit(
+        repoint(page, actor=actor, curated=curated)
+    audit(
         agent_id=page.agent_id,
         actor=actor,
         action="wiki_revise",
@@ -619,10 +598,10 @@ def promote(*, page: WikiPage, actor: str, reason: str) -> WikiPage:
     t = timezone.now()
     before = page.path
     last = latest_revision(page)
-    if last is not None and not _same_content(last, page.title, page.summary, page.original_text, page.tags):
+    if last is not None and not same_content(last, page.title, page.summary, page.original_text, page.tags):
         last = None
     if last is None:  # e.g. an imported page without revisions: the promoted text becomes a revision
-        last = _add_revision(
+        last = add_revision(
             page,
             title=page.title,
             summary=page.summary,
@@ -639,8 +618,8 @@ def promote(*, page: WikiPage, actor: str, reason: str) -> WikiPage:
     page.last_verified = t
     page.updated = t
     page.save(update_fields=["namespace", "trust", "source_type", "last_verified", "updated"])
-    stored = _repoint(page, actor=actor, curated=True)
-    _audit(
+    stored = repoint(page, actor=actor, curated=True)
+    audit(
         agent_id=page.agent_id,
         actor=actor,
         action="wiki_promote",
@@ -670,7 +649,7 @@ def remove(*, page: WikiPage, actor: str, reason: str) -> WikiPage:
     t = timezone.now()
     page.removed_at, page.removed_reason, page.updated = t, reason, t
     page.save(update_fields=["removed_at", "removed_reason", "updated"])
-    _audit(
+    audit(
         agent_id=page.agent_id,
         actor=actor,
         action="wiki_remove",
@@ -681,485 +660,3 @@ def remove(*, page: WikiPage, actor: str, reason: str) -> WikiPage:
         pointer_rows_expired=expired,
     )
     return page
-
-
-def _revision_lines(rev: WikiRevision | None) -> list[str]:
-    if rev is None:
-        return []
-    body = f"# {rev.title}\n\ntags: {', '.join(rev.tags or [])}\n\n## Summary\n\n{rev.summary}\n\n"
-    body += f"## Original text\n\n{rev.original_text}\n"
-    return body.splitlines()
-
-
-def accepted_revision(page: WikiPage) -> WikiRevision | None:
-    return page.revisions.filter(accepted=True).order_by("-number").first()
-
-
-def diff_since_accepted(*, page: WikiPage) -> list[str]:
-    """Unified-diff lines from the last accepted revision (nothing, when none is) to the latest revision."""
-    accepted = accepted_revision(page)
-    latest = latest_revision(page)
-    if latest is None or (accepted is not None and accepted.number == latest.number):
-        return []
-    before = f"r{accepted.number} (accepted)" if accepted else "nothing accepted yet"
-    return list(
-        difflib.unified_diff(
-            _revision_lines(accepted),
-            _revision_lines(latest),
-            fromfile=before,
-            tofile=f"r{latest.number}",
-            lineterm="",
-        )
-    )
-
-
-# --- selectors ---------------------------------------------------------------------------------------------
-
-
-def list_pages(
-    *,
-    agent_id: str,
-    namespace: str | None = None,
-    doc_type: str | None = None,
-    age_days: int | None = None,
-    status: str = "live",
-) -> QuerySet[WikiPage]:
-    """The agent's pages, last updated first. ``status``: live (default), removed or all; ``age_days``: updated
-    within that many days."""
-    qs = WikiPage.objects.filter(agent_id=agent_id)
-    if namespace:
-        if namespace not in NAMESPACES:
-            raise engine.InvalidArgument("namespace must be auto or curated", field="namespace")
-        qs = qs.filter(namespace=namespace)
-    if doc_type:
-        if doc_type not in DOC_TYPES:
-            raise engine.InvalidArgument(f"doc_type must be one of {', '.join(DOC_TYPES)}", field="doc_type")
-        qs = qs.filter(doc_type=doc_type)
-    if age_days is not None:
-        if isinstance(age_days, bool) or not isinstance(age_days, int) or age_days < 0:
-            raise engine.InvalidArgument("age_days must be a non-negative number of days", field="age_days")
-        qs = qs.filter(updated__gte=timezone.now() - timedelta(days=age_days))
-    if status == "live":
-        qs = qs.filter(removed_at__isnull=True)
-    elif status == "removed":
-        qs = qs.filter(removed_at__isnull=False)
-    elif status != "all":
-        raise engine.InvalidArgument("status must be live, removed or all", field="status")
-    return qs.order_by("-updated", "-id")
-
-
-def get_page(*, agent_id: str, page_id: Any) -> WikiPage:
-    """One of the agent's pages; another agent's id is not_found like an unknown one."""
-    try:
-        pk = int(page_id)
-    except (TypeError, ValueError):
-        raise engine.NotFound("no wiki page with that id", field="page_id") from None
-    page = WikiPage.objects.filter(agent_id=agent_id, pk=pk).first()
-    if page is None:
-        raise engine.NotFound("no wiki page with that id", field="page_id")
-    return page
-
-
-# --- W4: ranking ---------------------------------------------------------------------------------------------
-
-FIELD_WEIGHTS = (("t", 1.0), ("g", 0.8), ("s", 0.7), ("", 0.4))  # title, tags, summary, original text
-MAX_UNIT_TERMS = 16
-
-
-@dataclass(frozen=True)
-class WikiHit:
-    page: WikiPage
-    score: float
-    relevance: float
-    factor: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.page.path,
-            "title": self.page.title,
-            "doc_type": self.page.doc_type,
-            "summary": self.page.summary,
-            "trust": float(self.page.trust),
-            "source_type": self.page.source_type,
-            "score": round(self.score, 6),
-            "relevance": round(self.relevance, 6),
-            "pointer_id": self.page.pointer_id,
-            "updated": self.page.updated.isoformat().replace("+00:00", "Z"),
-        }
-
-
-def _unit_relevance(unit: list[str]) -> Any:
-    """SQL: the best field weight × the share of the unit's terms found in that field (a word: 0 or 1; a CJK
-    run: the share of its bigrams)."""
-    terms = list(dict.fromkeys(unit))[:MAX_UNIT_TERMS]
-    per_field = []
-    for prefix, weight in FIELD_WEIGHTS:
-        found = [
-            Case(
-                When(search_body__contains=f" {term} ", then=Value(1.0))
-                if not prefix
-                else When(search_head__contains=f" {prefix}:{term} ", then=Value(1.0)),
-                default=Value(0.0),
-            )
-            for term in terms
-        ]
-        share = found[0] if len(found) == 1 else sum(found[1:], found[0])
-        per_field.append(ExpressionWrapper(share * Value(weight / len(terms)), output_field=FloatField()))
-    return Greatest(*per_field)
-
-
-def _relevance_expr(units: list[list[str]]) -> Any:
-    """SQL: relevance in [0, 1], the mean over the query's terms of their best weighted field match (title 1.0,
-    tags 0.8, summary 0.7, original text 0.4)."""
-    parts = [_unit_relevance(u) for u in units]
-    total = parts[0] if len(parts) == 1 else sum(parts[1:], parts[0])
-    return ExpressionWrapper(total / Value(float(len(units))), output_field=FloatField())
-
-
-def _factor_expr() -> Any:
-    return Case(
-        *[When(source_type=name, then=Value(f)) for name, f in SOURCE_TYPES.items()],
-        default=Value(SOURCE_TYPES["unknown"]),
-        output_field=FloatField(),
-    )
-
-
-def rank_score(rel: float, trust: float, source_type: str) -> float:
-    """SPEC W4: relevance · (0.5 + trust) · factor(source_type)."""
-    return rel * (0.5 + trust) * SOURCE_TYPES.get(source_type, SOURCE_TYPES["unknown"])
-
-
-def search(*, agent_id: str, query: str, limit: int = 10) -> list[WikiHit]:
-    """The agent's live pages ranked by SPEC W4, best first, computed in one SQL statement over the pages'
-    search documents. Pages whose pointer row is not current (quarantined by the burst guard, retracted by an
-    origin purge, removed) are left out."""
-    agent_id = engine.check_agent_id(agent_id)
-    if not isinstance(query, str):
-        raise engine.InvalidArgument("query must be a string", field="query")
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
-        raise engine.InvalidArgument("limit must be between 1 and 100", field="limit")
-    units = engine.query_units(query)
-    if not units:
-        return []
-    pointer = Memory.objects.filter(
-        agent_id=OuterRef("agent_id"), subject=OuterRef("pointer_subject"), predicate=POINTER_PREDICATE
-    ).filter(engine.belief_current_q())
-    trust = Cast("trust", FloatField())
-    rows = (
-        WikiPage.objects.filter(agent_id=agent_id, removed_at__isnull=True)
-        .filter(Exists(pointer))
-        .annotate(rel=_relevance_expr(units), factor=_factor_expr())
-        .filter(rel__gt=0)
-        .annotate(
-            score=ExpressionWrapper(F("rel") * (Value(0.5) + trust) * F("factor"), output_field=FloatField())
-        )
-        .defer("search_head", "search_body")
-        .order_by("-score", "-updated", "id")[:limit]
-    )
-    return [WikiHit(p, float(p.score), float(p.rel), float(p.factor)) for p in rows]
-
-
-# --- markdown layout (wiki_export / wiki_import) -----------------------------------------------------------
-
-
-def _iso(t: datetime | None) -> str | None:
-    return None if t is None else t.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-class _Trust(float):
-    """A float YAML writes with exactly three decimals (``trust: 0.300``)."""
-
-
-def _trust_representer(dumper: yaml.SafeDumper, value: _Trust) -> yaml.ScalarNode:
-    return dumper.represent_scalar("tag:yaml.org,2002:float", f"{value:.3f}")
-
-
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
-_Dumper.add_representer(_Trust, _trust_representer)
-
-
-def frontmatter(page: WikiPage) -> dict[str, Any]:
-    return {
-        "title": page.title,
-        "created": _iso(page.created),
-        "updated": _iso(page.updated),
-        "tags": list(page.tags or []),
-        "author": page.author,
-        "trust": _Trust(float(page.trust)),
-        "source_type": page.source_type,
-        "last_verified": _iso(page.last_verified),
-    }
-
-
-def page_markdown(page: WikiPage) -> str:
-    """The page as the source engine lays it out: YAML frontmatter, then ``## Summary``, ``## Original text``
-    and ``## Revision log`` (one line per revision, newest last)."""
-    head = yaml.dump(
-        frontmatter(page),
-        Dumper=_Dumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=None,
-        width=1000,
-    )
-    log = []
-    for rev in page.revisions.order_by("number"):
-        mark = " (accepted)" if rev.accepted else ""
-        reason = " ".join((rev.reason or "").split())
-        line = f"- r{rev.number} {_iso(rev.created_at)} {rev.actor}{mark}"
-        log.append(f"{line}: {reason}" if reason else line)
-    if not log:
-        log.append(f"- r0 {_iso(page.created)} {page.author}: imported")
-    return (
-        f"---\n{head}---\n\n## Summary\n\n{page.summary}\n\n## Original text\n\n{page.original_text}\n\n"
-        "## Revision log\n\n" + "\n".join(log) + "\n"
-    )
-
-
-# --- wiki_export / wiki_import --------------------------------------------------------------------------------
-
-FRONTMATTER_KEYS = ("title", "created", "updated", "tags", "author", "trust", "source_type", "last_verified")
-SUMMARY_HEAD = "## Summary\n\n"
-TEXT_HEAD = "\n\n## Original text\n\n"
-LOG_HEAD = "\n\n## Revision log\n\n"
-IMPORT_ACTOR = "system:wiki_import"
-
-
-def export_relpath(page: WikiPage) -> str:
-    """Where ``wiki_export`` puts a page: ``<namespace>/<doc_type>/<slug>.md``."""
-    return f"{page.path}.md"
-
-
-@dataclass(frozen=True)
-class ParsedPage:
-    """One ``<namespace>/<doc_type>/<slug>.md`` file, validated."""
-
-    relpath: str
-    namespace: str
-    doc_type: str
-    slug: str
-    title: str
-    created: datetime
-    updated: datetime
-    tags: list[str]
-    author: str
-    trust: Decimal
-    source_type: str
-    last_verified: datetime | None
-    summary: str
-    original_text: str
-
-    @property
-    def subject(self) -> str:
-        return pointer_subject(self.doc_type, self.slug)
-
-
-def _bad(relpath: str, message: str) -> InvalidWikiFile:
-    return InvalidWikiFile(f"{relpath}: {message}", field="file", file=relpath)
-
-
-def _file_time(relpath: str, data: dict[str, Any], key: str, *, required: bool) -> datetime | None:
-    value = data.get(key)
-    if value is None and not required:
-        return None
-    if isinstance(value, datetime):
-        value = value.isoformat()
-    try:
-        parsed = engine.parse_time(value, field=key)
-    except engine.EngineError as exc:
-        raise _bad(relpath, f"{key}: {exc.message}") from None
-    if parsed is None:
-        raise _bad(relpath, f"{key} is required")
-    return parsed
-
-
-def parse_page_file(relpath: str, raw: bytes) -> ParsedPage:
-    """Validate one exported page file (path parts, YAML frontmatter, the three sections); raise
-    ``invalid_wiki_file`` naming the file and the problem."""
-    parts = relpath.split("/")
-    if len(parts) != 3 or not parts[2].endswith(".md"):
-        raise _bad(relpath, "expected <namespace>/<doc_type>/<slug>.md")
-    namespace, doc, slug = parts[0], parts[1], parts[2][:-3]
-    if namespace not in NAMESPACES:
-        raise _bad(relpath, "the namespace folder must be auto or curated")
-    if doc not in DOC_TYPES:
-        raise _bad(relpath, f"the doc type folder must be one of {', '.join(DOC_TYPES)}")
-    if not SLUG_RE.fullmatch(slug):
-        raise _bad(relpath, "the file name is not a valid slug (^[a-z0-9][a-z0-9-]{0,63}$)")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _bad(relpath, "not UTF-8 text") from None
-    text = text.replace("\r\n", "\n")
-    if not text.startswith("---\n") or "\n---\n" not in text[3:]:
-        raise _bad(relpath, "no YAML frontmatter (--- … ---) at the top")
-    head, body = text[4:].split("\n---\n", 1)
-    try:
-        data = yaml.safe_load(head)
-    except yaml.YAMLError as exc:
-        raise _bad(relpath, f"the frontmatter is not valid YAML ({str(exc).splitlines()[0]})") from None
-    if not isinstance(data, dict):
-        raise _bad(relpath, "the frontmatter must be a mapping")
-    missing = [k for k in FRONTMATTER_KEYS if k not in data]
-    if missing:
-        raise _bad(relpath, f"frontmatter is missing {', '.join(missing)}")
-    unknown = sorted(set(map(str, data)) - set(FRONTMATTER_KEYS))
-    if unknown:
-        raise _bad(relpath, f"unknown frontmatter keys: {', '.join(unknown)}")
-    try:
-        title = _check_title(data["title"] if isinstance(data["title"], str) else None)
-        tags = engine.check_tags(data["tags"])
-    except engine.EngineError as exc:
-        raise _bad(relpath, exc.message) from None
-    author = data["author"]
-    if not isinstance(author, str) or not author.strip() or len(author) > 128:
-        raise _bad(relpath, "author must be a short string")
-    trust_value = data["trust"]
-    if isinstance(trust_value, bool) or not isinstance(trust_value, int | float) or not 0 <= trust_value <= 1:
-        raise _bad(relpath, "trust must be a number between 0 and 1")
-    trust = Decimal(f"{float(trust_value):.3f}")
-    source_type = data["source_type"]
-    if source_type not in SOURCE_TYPES:
-        raise _bad(relpath, f"source_type must be one of {', '.join(SOURCE_TYPES)}")
-    if namespace == "auto" and (trust != AUTO_TRUST or source_type != AUTO_SOURCE_TYPE):
-        raise _bad(relpath, "an auto page has trust 0.300 and source_type raw_dialogue")
-    created = _file_time(relpath, data, "created", required=True)
-    updated = _file_time(relpath, data, "updated", required=True)
-    last_verified = _file_time(relpath, data, "last_verified", required=False)
-    body = body.lstrip("\n")
-    if not body.startswith(SUMMARY_HEAD) or TEXT_HEAD not in body or LOG_HEAD not in body:
-        raise _bad(relpath, "the body needs the sections ## Summary, ## Original text and ## Revision log")
-    rest = body[len(SUMMARY_HEAD) :]
-    summary_part, rest = rest.split(TEXT_HEAD, 1)
-    text_part = rest[: rest.rindex(LOG_HEAD)] if LOG_HEAD in rest else ""
-    try:
-        summary = _check_body(summary_part, field="summary", limit=MAX_SUMMARY_BYTES)
-        original = _check_body(text_part, field="original_text", limit=MAX_TEXT_BYTES)
-    except engine.EngineError as exc:
-        raise _bad(relpath, exc.message) from None
-    assert created is not None and updated is not None
-    return ParsedPage(
-        relpath=relpath,
-        namespace=namespace,
-        doc_type=doc,
-        slug=slug,
-        title=title,
-        created=created,
-        updated=updated,
-        tags=tags,
-        author=author.strip(),
-        trust=trust,
-        source_type=source_type,
-        last_verified=last_verified,
-        summary=summary,
-        original_text=original,
-    )
-
-
-@dataclass(frozen=True)
-class ImportReport:
-    created: list[str]
-    updated: list[str]
-    unchanged: list[str]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"created": self.created, "updated": self.updated, "unchanged": self.unchanged}
-
-
-def _page_values(p: ParsedPage) -> dict[str, Any]:
-    return {
-        "namespace": p.namespace,
-        "title": p.title,
-        "tags": p.tags,
-        "author": p.author,
-        "trust": p.trust,
-        "source_type": p.source_type,
-        "created": p.created,
-        "updated": p.updated,
-        "last_verified": p.last_verified,
-        "summary": p.summary,
-        "original_text": p.original_text,
-    }
-
-
-def _pointer_matches(page: WikiPage) -> bool:
-    row = current_pointer(page)
-    return (
-        row is not None
-        and row.object == page.path
-        and row.content == pointer_content(page)
-        and abs(row.origin_trust - float(page.trust)) < 1e-9
-    )
-
-
-def import_pages(*, agent_id: str, pages: list[ParsedPage], actor: str = IMPORT_ACTOR) -> ImportReport:
-    """Create or update the agent's pages from parsed files, all or nothing; a page already as in its file is
-    left alone, so importing the same folder twice changes nothing. Files are scanned for prompt injection."""
-    agent_id = engine.check_agent_id(agent_id)
-    actor = engine.check_actor(actor)
-    seen: dict[str, str] = {}
-    for p in pages:
-        if p.subject in seen:
-            raise _bad(p.relpath, f"the same page as {seen[p.subject]} (one page per doc type and slug)")
-        seen[p.subject] = p.relpath
-        result = engine.scan_injection("\n".join((p.title, p.summary, p.original_text)))
-        if result.blocked:
-            raise _bad(p.relpath, "matches prompt-injection rules (" + ", ".join(result.rules) + ")")
-    return _import(agent_id=agent_id, pages=pages, actor=actor)
-
-
-@engine.write_transaction
-def _import(*, agent_id: str, pages: list[ParsedPage], actor: str) -> ImportReport:
-    created: list[str] = []
-    updated: list[str] = []
-    unchanged: list[str] = []
-    t = timezone.now()
-    for p in sorted(pages, key=lambda x: x.relpath):
-        values = _page_values(p)
-        page = (
-            WikiPage.objects.select_for_update().filter(agent_id=agent_id, pointer_subject=p.subject).first()
-        )
-        if page is None:
-            page = WikiPage.objects.create(
-                agent_id=agent_id, doc_type=p.doc_type, slug=p.slug, pointer_subject=p.subject, **values
-            )
-            bucket = created
-        else:
-            same = all(getattr(page, k) == v for k, v in values.items()) and not page.removed
-            if same and _pointer_matches(page):
-                unchanged.append(p.relpath)
-                continue
-            for k, v in values.items():
-                setattr(page, k, v)
-            page.removed_at, page.removed_reason = None, ""
-            page.save()
-            bucket = updated
-        last = latest_revision(page)
-        if last is None or not _same_content(last, p.title, p.summary, p.original_text, p.tags):
-            _add_revision(
-                page,
-                title=p.title,
-                summary=p.summary,
-                text=p.original_text,
-                tags=p.tags,
-                actor=actor,
-                reason=f"imported from {p.relpath}",
-                at=t,
-                accepted=p.namespace == "curated",
-            )
-        if not _pointer_matches(page):
-            _repoint(page, actor=actor, curated=page.namespace == "curated")
-        bucket.append(p.relpath)
-    if created or updated:
-        _audit(
-            agent_id=agent_id,
-            actor=actor,
-            action="wiki_import",
-            reason=f"{len(created)} created, {len(updated)} updated, {len(unchanged)} unchanged",
-            created=created,
-            updated=updated,
-        )
-    return ImportReport(created, updated, unchanged)

@@ -1,6 +1,6 @@
 """Wiki curation pages (SPEC D5, W5): the ``auto/`` browser, a page with its provenance and revisions, and the
 curator's edit / promote / remove. Each view: parse → check permission (dashboard/access.py) → call
-``wiki.services`` → render. No view writes a row itself: the services do, and audit every action.
+``wiki.selectors`` / ``wiki.services`` → render. No view writes a row: the services do, and audit each action.
 
 Any member of the agent's team reads; only curators see the action forms, and the POSTs refuse everyone else
 (403). A page id of another agent is a 404 exactly like one that does not exist.
@@ -29,7 +29,7 @@ from dashboard.views import HtmxHttpRequest, actor_of, render_page, wants_fragme
 from memory import engine
 from memory.models import Role
 
-from . import services
+from . import selectors, services
 from .forms import DOC_TYPE_LABELS, EditForm, ReasonForm, WikiFilterForm
 from .models import WikiPage, WikiRevision
 from .render import render_markdown
@@ -69,7 +69,7 @@ def _matches(page: WikiPage, f: dict[str, Any], now: Any) -> bool:
 @login_required
 @require_safe
 def page_list(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
-    """The agent's pages, newest first; with a query, ranked by ``services.search`` (SPEC W4), best first."""
+    """The agent's pages, newest first; with a query, ranked by ``selectors.search`` (SPEC W4), best first."""
     access = agent_access(request.user, agent_id)
     aid = access.agent.agent_id
     form = WikiFilterForm(request.GET)
@@ -79,13 +79,13 @@ def page_list(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     ranked = bool(f["q"])
     if ranked:
         try:
-            hits = services.search(agent_id=aid, query=f["q"], limit=SEARCH_LIMIT)
+            hits = selectors.search(agent_id=aid, query=f["q"], limit=SEARCH_LIMIT)
         except engine.EngineError as exc:
             form.add_error("q", exc.message)
             hits = []
         items: Any = [h for h in hits if _matches(h.page, f, now)]
     else:
-        items = services.list_pages(
+        items = selectors.list_pages(
             agent_id=aid,
             namespace=f["namespace"] or None,
             doc_type=f["doc_type"] or None,
@@ -175,7 +175,7 @@ def page_context(
         "revisions": revisions,
         "latest": latest,
         "accepted": accepted,
-        "diff": diff_rows(services.diff_since_accepted(page=page)),
+        "diff": diff_rows(selectors.diff_since_accepted(page=page)),
         "summary_html": render_markdown(page.summary) if page.summary else "",
         "text_html": render_markdown(page.original_text) if page.original_text else "",
         "pointer": dashboard_selectors.memory_record(aid, page.pointer_id) if page.pointer_id else None,

@@ -350,7 +350,7 @@ RESEARCH_NOTES = [
     "Paper note: CJK search needs bigram tokenisation or a segmenter.",
 ]
 
-# --- wiki pages (support-bot): published through wiki.services.publish_auto, one promoted -----------------
+# --- wiki pages (support-bot): published by wiki/demo_seed.py through publish_auto, one promoted ----------
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""``manage.py wiki_export`` / ``wiki_import``: the source engine's file layout, idempotent, all or nothing."""
+"""wiki.io and ``manage.py wiki_export`` / ``wiki_import``: the source engine's file layout, idempotent, all or
+nothing."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.core.management import CommandError, call_command
 from memory.models import AuditEvent, FactWrite, Memory
 from tests.conftest import dt
 from wiki import services
+from wiki.io import page_markdown
 from wiki.models import WikiPage, WikiRevision
 
 from .conftest import publish
@@ -58,6 +60,26 @@ def pages():
     return sop, WikiPage.objects.get(pk=policy.pk), gone
 
 
+def test_page_markdown_has_the_frontmatter_and_the_three_sections():
+    with time_machine.travel(T0, tick=False):
+        page = publish(tags=["deploy", "ops"]).page
+    text = page_markdown(page)
+    head, body = text.split("\n---\n", 1)
+    assert head.splitlines() == [
+        "---",
+        "title: Deploy runbook",
+        "created: '2026-06-01T09:00:00Z'",
+        "updated: '2026-06-01T09:00:00Z'",
+        "tags: [deploy, ops]",
+        "author: auto-distill",
+        "trust: 0.300",
+        "source_type: raw_dialogue",
+        "last_verified: null",
+    ]
+    assert body.startswith("\n## Summary\n\nHow we ship a release safely.\n\n## Original text\n\n1. Announce")
+    assert "\n## Revision log\n\n- r1 2026-06-01T09:00:00Z system: published\n" in body
+
+
 def test_export_writes_one_markdown_file_per_live_page_in_the_source_layout(tmp_path, pages):
     sop, policy, _gone = pages
     out = run("wiki_export", str(tmp_path), "--agent", A)
@@ -65,7 +87,7 @@ def test_export_writes_one_markdown_file_per_live_page_in_the_source_layout(tmp_
     files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.md"))
     assert files == ["auto/sop/deploy-runbook.md", "curated/policy/refund-policy.md"]
     text = (tmp_path / "auto/sop/deploy-runbook.md").read_text(encoding="utf-8")
-    assert text == services.page_markdown(sop)
+    assert text == page_markdown(sop)
     head = yaml.safe_load(text.split("---\n")[1])
     assert head == {
         "title": "Deploy runbook",

@@ -67,7 +67,7 @@ def _paused_curator_action(monkeypatch, action: str, curator, publish_kw: dict) 
     from wiki import services
 
     inside, release = threading.Event(), threading.Event()
-    real_audit = services._audit
+    real_audit = services.audit
 
     def audit(**kw):
         if kw["action"] == action:
@@ -75,7 +75,7 @@ def _paused_curator_action(monkeypatch, action: str, curator, publish_kw: dict) 
             release.wait(60)
         return real_audit(**kw)
 
-    monkeypatch.setattr(services, "_audit", audit)
+    monkeypatch.setattr(services, "audit", audit)
     results: dict[str, object] = {}
 
     def run(name: str, job) -> None:  # noqa: ANN001
@@ -113,7 +113,7 @@ def _paused_curator_action(monkeypatch, action: str, curator, publish_kw: dict) 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_republication_racing_a_promotion_never_undoes_it(monkeypatch):
-    from wiki import services
+    from wiki import selectors, services
 
     assert connection.vendor == "postgresql"
     page = publish(agent_id=A).page
@@ -128,7 +128,7 @@ def test_a_republication_racing_a_promotion_never_undoes_it(monkeypatch):
     page.refresh_from_db()
     assert (page.namespace, page.trust_text, page.source_type) == ("curated", "0.800", "user_statement")
     assert page.summary == "How we ship a release safely."
-    pointer = services.current_pointer(page)
+    pointer = selectors.current_pointer(page)
     assert (pointer.origin, pointer.origin_trust, pointer.object) == (
         "operator:wiki-curation",
         0.8,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wiki.render import render_markdown
+from wiki.render import render_markdown, sanitise
 
 ATTACKS = [
     "<script>alert('x')</script>",
@@ -63,3 +63,60 @@ def test_the_result_is_marked_safe_for_templates():
 
     out = Template("{{ html }}").render(Context({"html": render_markdown("*hi* <i>x</i>")}))
     assert "<em>hi</em>" in out and "&lt;i&gt;x&lt;/i&gt;" in out
+
+
+# --- images and the sanitiser on its own ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "![pixel](https://tracker.example/p.gif?u=cora)",
+        "![internal](http://10.0.0.5/admin/reboot)",
+        '![t](https://tracker.example/p.gif "title")',
+        "![ref][px]\n\n[px]: https://tracker.example/p.gif",
+        "![](//tracker.example/p.gif)",
+    ],
+)
+def test_an_image_is_a_link_and_nothing_is_fetched_on_page_load(source):
+    html = str(render_markdown(f"Intro\n\n{source}\n"))
+    assert "<img" not in html.lower() and "src=" not in html.lower()
+    assert "<a href=" in html and ">Image" in html
+
+
+def test_an_image_link_keeps_its_text_and_address():
+    html = str(render_markdown("![Release chart](https://example.com/chart.png)"))
+    assert (
+        '<a href="https://example.com/chart.png" rel="noopener noreferrer nofollow">Image: Release chart</a>'
+        in html
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "gone"),
+    [
+        ("<p>ok</p><script>alert(1)</script>", "<script"),
+        ('<img src="x" onerror="alert(1)">', "onerror"),
+        ('<img src="https://tracker.example/p.gif">', "<img"),
+        ('<a href="javascript:alert(1)">x</a>', "javascript:"),
+        ('<a href="JaVaScRiPt:alert(1)">x</a>', "javascript:"),
+        ('<a href="data:text/html,hi">x</a>', "data:"),
+        ('<p style="background:url(https://tracker.example/p.gif)">x</p>', "style="),
+        ('<table><tr><td style="color:red;background:url(x)">x</td></tr></table>', "background"),
+        ('<a href="https://example.com" onclick="alert(1)">x</a>', "onclick"),
+        ("<iframe src='https://evil.example'></iframe>", "<iframe"),
+        ("<svg><script>alert(1)</script></svg>", "<svg"),
+        ("<div>x</div><!-- secret -->", "<!--"),
+    ],
+)
+def test_the_sanitiser_alone_removes_what_the_parser_might_let_through(raw, gone):
+    """The second layer on raw HTML (as if markdown-it let it through): whatever is not allow-listed goes."""
+    assert gone not in sanitise(raw).lower()
+
+
+def test_the_sanitiser_keeps_allowed_markup_and_forces_rel():
+    out = sanitise(
+        '<p><a href="https://example.com/a">a</a> <strong>b</strong></p><table><tbody><tr><td style="text-align: right">c</td></tr></tbody></table>'
+    )
+    assert '<a href="https://example.com/a" rel="noopener noreferrer nofollow">a</a>' in out
+    assert "<strong>b</strong>" in out and 'style="text-align:right"' in out

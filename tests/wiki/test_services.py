@@ -1,4 +1,5 @@
-"""SPEC W1–W5: auto pages, pointer rows, the daily limit, scan and guard, promotion, removal, revisions."""
+"""SPEC W1–W5 writes (wiki.services): auto pages, pointer rows, the daily limits, scan and guard, promotion,
+removal, revisions."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import time_machine
 from memory import engine
 from memory.models import ApprovalRequest, AuditEvent, FactWrite, Memory
 from tests.conftest import dt
-from wiki import services
+from wiki import selectors, services
 from wiki.models import WikiPage, WikiRevision
 
 from .conftest import SOP_TEXT, publish
@@ -200,14 +201,14 @@ def test_the_burst_guard_quarantines_a_page_republished_five_times_in_an_hour():
     assert outcomes == ["created", "revised", "revised", "revised", "quarantined"]
     page = WikiPage.objects.get()
     assert page.revisions.count() == 5  # the wiki keeps what was written
-    assert services.current_pointer(page) is None
-    assert services.search(agent_id=A, query="deploy runbook") == []
+    assert selectors.current_pointer(page) is None
+    assert selectors.search(agent_id=A, query="deploy runbook") == []
     request = ApprovalRequest.objects.get(status="pending")
     assert request.subject == page.pointer_subject and request.origin == "channel"
     with time_machine.travel(T0 + timedelta(minutes=10), tick=False):
         engine.quarantine_approve(request.id, "user:rex", "a real SOP being iterated on")
-    assert services.current_pointer(page) is not None
-    assert [h.page.pk for h in services.search(agent_id=A, query="deploy runbook")] == [page.pk]
+    assert selectors.current_pointer(page) is not None
+    assert [h.page.pk for h in selectors.search(agent_id=A, query="deploy runbook")] == [page.pk]
     # five different pages never trip the guard together
     for k in range(5):
         assert publish(title=f"Another runbook {k}").outcome == "created"
@@ -283,7 +284,7 @@ def test_removal_expires_only_the_pointer_and_other_channel_memories_survive():
         assert (m.valid_until, m.invalidated_by_event) == (None, None)
     assert not AuditEvent.objects.filter(action="origin_purge").exists()
     assert {"expire_by_subject", "wiki_remove"} <= set(actions())
-    assert [h.page.pk for h in services.search(agent_id=A, query="runbook policy")] == [other_page.pk]
+    assert [h.page.pk for h in selectors.search(agent_id=A, query="runbook policy")] == [other_page.pk]
     assert page.revisions.count() == 1  # revisions are kept
     with pytest.raises(services.PageRemoved):
         services.remove(page=removed, actor="user:cora", reason="again")
@@ -305,12 +306,12 @@ def test_republishing_a_removed_page_brings_it_back_as_an_unchecked_auto_page():
     )
     [row] = pointer_rows(page)
     assert (row.object, row.origin, row.origin_trust) == ("auto/sop/deploy-runbook", "channel", 0.3)
-    assert [h.page.pk for h in services.search(agent_id=A, query="deploy")] == [page.pk]
+    assert [h.page.pk for h in selectors.search(agent_id=A, query="deploy")] == [page.pk]
 
 
 def test_revise_before_promote_and_the_diff_since_the_last_accepted_revision():
     page = publish().page
-    diff = services.diff_since_accepted(page=page)
+    diff = selectors.diff_since_accepted(page=page)
     assert diff[0] == "--- nothing accepted yet" and diff[1] == "+++ r1"
     assert "+# Deploy runbook" in diff
 
@@ -332,7 +333,7 @@ def test_revise_before_promote_and_the_diff_since_the_last_accepted_revision():
         services.revise(page=page, actor="user:cora", summary="Edited by a curator.", reason="same again")
 
     page = services.promote(page=page, actor="user:cora", reason="good now")
-    assert services.diff_since_accepted(page=page) == []
+    assert selectors.diff_since_accepted(page=page) == []
     assert list(page.revisions.values_list("number", "accepted")) == [(1, False), (2, True)]
 
     # an agent republishing a curated page proposes a revision; the curated text stays
@@ -341,109 +342,68 @@ def test_revise_before_promote_and_the_diff_since_the_last_accepted_revision():
     page.refresh_from_db()
     assert page.summary == "Edited by a curator." and page.namespace == "curated"
     assert pointer_rows(page)[0].origin_trust == 0.8
-    diff = services.diff_since_accepted(page=page)
+    diff = selectors.diff_since_accepted(page=page)
     assert diff[:2] == ["--- r2 (accepted)", "+++ r3"]
     assert "-Edited by a curator." in diff and "+The agent's newer summary." in diff
     assert "wiki_propose" in actions() and "wiki_revise" in actions()
 
 
-def test_list_pages_filters():
-    with time_machine.travel(T0 - timedelta(days=10), tick=False):
-        old = publish(title="Old charter", doc_type="charter").page
-    with time_machine.travel(T0, tick=False):
-        sop = publish().page
-        gone = publish(title="Gone spec", doc_type="spec").page
-        services.remove(page=gone, actor="user:cora", reason="obsolete")
-        publish(agent_id="other-bot", title="Not mine")
-        services.promote(page=sop, actor="user:cora", reason="ok")
-        ids = lambda qs: [p.pk for p in qs]  # noqa: E731
-        assert ids(services.list_pages(agent_id=A)) == [sop.pk, old.pk]
-        assert ids(services.list_pages(agent_id=A, namespace="auto")) == [old.pk]
-        assert ids(services.list_pages(agent_id=A, doc_type="charter")) == [old.pk]
-        assert ids(services.list_pages(agent_id=A, age_days=7)) == [sop.pk]
-        assert ids(services.list_pages(agent_id=A, status="removed")) == [gone.pk]
-        assert set(ids(services.list_pages(agent_id=A, status="all"))) == {sop.pk, old.pk, gone.pk}
-        with pytest.raises(engine.InvalidArgument):
-            services.list_pages(agent_id=A, namespace="secret")
-        with pytest.raises(engine.NotFound):
-            services.get_page(agent_id="other-bot", page_id=sop.pk)
-        assert services.get_page(agent_id=A, page_id=str(sop.pk)).pk == sop.pk
+# --- W2: the daily revision cap --------------------------------------------------------------------------
 
 
-# --- W4 ---------------------------------------------------------------------------------------------------
+def test_republishing_adds_at_most_100_revisions_a_day_then_rate_limited():
+    a = "rev-bot"
+    with time_machine.travel(dt("2026-03-02T08:00:00Z"), tick=False):
+        page = publish(agent_id=a).page
+        services.promote(page=page, actor="user:cora", reason="checked")  # proposals count too
+        for i in range(2, services.DAILY_PUBLISHED_REVISIONS + 1):
+            assert publish(agent_id=a, summary=f"Edition {i}.").outcome == "proposed"
+        with pytest.raises(engine.RateLimited) as err:
+            publish(agent_id=a, summary="One too many.")
+        assert err.value.details["limit"] == 100 and err.value.code == "rate_limited"
+        with pytest.raises(engine.RateLimited):
+            publish(agent_id=a, title="A new page", slug="a-new-page")  # a new page is a revision too
+        # an unchanged republication adds nothing and is still answered
+        assert publish(agent_id=a, summary=f"Edition {services.DAILY_PUBLISHED_REVISIONS}.").outcome == (
+            "unchanged"
+        )
+        # a curator's edit is not an agent's revision
+        services.revise(page=page, actor="user:cora", summary="Curated again.", reason="tidy")
+    assert WikiRevision.objects.filter(page__agent_id=a).count() == 101
+    with time_machine.travel(dt("2026-03-03T00:00:01Z"), tick=False):
+        assert publish(agent_id=a, summary="A new day.").outcome == "proposed"
 
 
-def test_ranking_uses_trust_and_the_source_type_factor_so_curated_outranks_equal_auto():
-    auto = publish(title="Deploy runbook", slug="deploy-a").page
-    other = publish(title="Deploy runbook", slug="deploy-b").page
-    services.promote(page=other, actor="user:cora", reason="verified")
-    hits = services.search(agent_id=A, query="deploy runbook")
-    assert [h.page.pk for h in hits] == [other.pk, auto.pk]
-    curated_hit, auto_hit = hits
-    assert curated_hit.relevance == auto_hit.relevance > 0
-    assert auto_hit.score == pytest.approx(auto_hit.relevance * (0.5 + 0.3) * 0.6)
-    assert curated_hit.score == pytest.approx(curated_hit.relevance * (0.5 + 0.8) * 1.0)
+def test_the_revision_cap_is_per_agent():
+    with time_machine.travel(dt("2026-03-02T08:00:00Z"), tick=False):
+        for i in range(services.DAILY_PUBLISHED_REVISIONS):
+            publish(agent_id="busy-bot", summary=f"Edition {i}.")
+        with pytest.raises(engine.RateLimited):
+            publish(agent_id="busy-bot", summary="Over.")
+        assert publish(agent_id="quiet-bot").outcome == "created"
 
 
-def test_relevance_still_matters_more_than_a_small_trust_gap():
-    weak = publish(title="Holiday calendar", summary="Mentions deploy once.", slug="calendar").page
-    strong = publish(title="Deploy freeze policy", summary="When deploys stop.", doc_type="policy").page
-    services.promote(page=weak, actor="user:cora", reason="ok")
-    hits = services.search(agent_id=A, query="deploy freeze policy")
-    assert hits[0].page.pk == strong.pk
-    assert services.search(agent_id=A, query="zebra unicorn") == []
-    assert services.search(agent_id=A, query="   ") == []
+# --- audit ------------------------------------------------------------------------------------------------
 
 
-def test_search_matches_chinese_by_bigrams():
-    page = publish(title="部署流程說明", summary="上線前先跑金絲雀。", doc_type="sop").page
-    publish(title="請假規定", summary="年假與病假。", doc_type="policy")
-    assert [h.page.pk for h in services.search(agent_id=A, query="部署流程")] == [page.pk]
-    assert [h.page.pk for h in services.search(agent_id=A, query="金絲雀")] == [page.pk]
-    assert services.search(agent_id="other-bot", query="部署") == []
+def test_the_wiki_audits_through_the_public_function(monkeypatch):
+    calls = []
+    real = engine.audit_record
 
+    def spy(**kw):
+        calls.append(kw["action"])
+        return real(**kw)
 
-def test_the_search_index_follows_revisions_and_weights_fields():
-    page = publish(original_text="Check the zeppelin hangar first.").page
-    assert [h.page.pk for h in services.search(agent_id=A, query="zeppelin")] == [page.pk]
-    services.revise(
-        page=page, actor="user:cora", original_text="Check the airship hangar first.", reason="wording"
+    monkeypatch.setattr(engine, "audit_record", spy)
+    page = publish(agent_id="audit-bot").page
+    services.promote(page=page, actor="user:cora", reason="checked")
+    services.remove(page=page, actor="user:cora", reason="obsolete")
+    assert calls == ["wiki_publish", "wiki_promote", "wiki_remove"]
+    assert (
+        list(
+            AuditEvent.objects.filter(agent_id="audit-bot", action__startswith="wiki_")
+            .order_by("id")
+            .values_list("action", flat=True)
+        )
+        == calls
     )
-    assert services.search(agent_id=A, query="zeppelin") == []
-    [hit] = services.search(agent_id=A, query="airship")
-    assert hit.relevance == pytest.approx(0.4)  # found in the original text only
-    assert services.search(agent_id=A, query="runbook")[0].relevance == pytest.approx(1.0)  # in the title
-    assert services.search(agent_id=A, query="safely")[0].relevance == pytest.approx(0.7)  # in the summary
-    assert services.search(agent_id=A, query="runbook zebra")[0].relevance == pytest.approx(0.5)
-
-
-def test_ranking_formula_factors():
-    assert services.rank_score(1.0, 0.3, "raw_dialogue") == pytest.approx(0.48)
-    assert services.rank_score(1.0, 0.8, "user_statement") == pytest.approx(1.3)
-    assert services.rank_score(0.5, 1.0, "verified_fact") == pytest.approx(0.9)
-    assert services.rank_score(1.0, 0.5, "tool_output") == pytest.approx(0.9)
-    assert services.rank_score(1.0, 0.5, "unknown") == pytest.approx(0.8)
-    assert services.rank_score(1.0, 0.5, "made_up") == pytest.approx(0.8)
-
-
-# --- layout ------------------------------------------------------------------------------------------------
-
-
-def test_page_markdown_has_the_frontmatter_and_the_three_sections():
-    with time_machine.travel(T0, tick=False):
-        page = publish(tags=["deploy", "ops"]).page
-    text = services.page_markdown(page)
-    head, body = text.split("\n---\n", 1)
-    assert head.splitlines() == [
-        "---",
-        "title: Deploy runbook",
-        "created: '2026-06-01T09:00:00Z'",
-        "updated: '2026-06-01T09:00:00Z'",
-        "tags: [deploy, ops]",
-        "author: auto-distill",
-        "trust: 0.300",
-        "source_type: raw_dialogue",
-        "last_verified: null",
-    ]
-    assert body.startswith("\n## Summary\n\nHow we ship a release safely.\n\n## Original text\n\n1. Announce")
-    assert "\n## Revision log\n\n- r1 2026-06-01T09:00:00Z system: published\n" in body

@@ -21,6 +21,8 @@ from tests.dashboard.conftest import assert_login_redirect, assert_same_404
 from wiki import services
 from wiki.models import WikiPage, WikiRevision
 
+from .conftest import publish as publish_result
+
 pytestmark = pytest.mark.django_db
 HTMX = {"HX-Request": "true"}
 SCRIPT = "<script>alert(1)</script>"
@@ -469,6 +471,25 @@ def test_edit_form_errors_stay_in_the_form(curator_client, agent, sop):
     )
 
 
+def test_a_300_character_title_and_50_tags_go_through_the_curator_form(client, agent, curator):
+    page = publish_result(agent_id=agent.agent_id).page
+    login(client, curator)
+    tags = [f"t{i}" for i in range(50)]
+    response = client.post(
+        reverse("wiki:edit", args=[agent.agent_id, page.id]),
+        {
+            "title": "T" * 300,
+            "summary": page.summary,
+            "original_text": page.original_text,
+            "tags": ", ".join(tags),
+            "reason": "long title",
+        },
+    )
+    assert response.status_code in (200, 302)
+    page.refresh_from_db()
+    assert page.title == "T" * 300 and page.tags == tags
+
+
 def test_remove_expires_only_the_pointer_row(curator_client, agent, sop):
     aid = agent.agent_id
     keep = publish(aid, "Shift handover", doc_type="charter", slug="handover")
@@ -520,3 +541,25 @@ def test_a_curator_can_start_an_edit_from_the_agents_proposal(curator_client, ag
     curator_client.force_login(make_user("vic", agent.team))
     html = curator_client.get(page_url(agent.agent_id, sop), {"from": 2}).content.decode()
     assert "wiki-edit-from-latest" not in html and "wiki-edit-form" not in html
+
+
+@pytest.mark.parametrize("value", ["²", "١٢", "1" * 5000, "-1", "+2", " 2", "2.0", "1e3"])
+def test_a_revision_number_that_is_not_ascii_digits_is_ignored_not_a_500(client, agent, viewer, value):
+    page = publish_result(agent_id=agent.agent_id).page
+    publish_result(agent_id=agent.agent_id, summary="A second edition.")
+    login(client, viewer)
+    client.raise_request_exception = False
+    response = client.get(reverse("wiki:page", args=[agent.agent_id, page.id]), {"from": value})
+    assert response.status_code == 200
+    assert b"Deploy runbook" in response.content
+
+
+def test_an_ascii_revision_number_still_starts_the_edit_form_from_it(client, agent, curator):
+    page = publish_result(agent_id=agent.agent_id).page
+    publish_result(agent_id=agent.agent_id, summary="The second edition's summary.")
+    login(client, curator)
+    url = reverse("wiki:page", args=[agent.agent_id, page.id])
+    first = client.get(url, {"from": "1"}).content.decode()
+    second = client.get(url, {"from": "2"}).content.decode()
+    assert "How we ship a release safely." in first.split('id="wiki-edit"', 1)[1]
+    assert "The second edition&#x27;s summary." in second.split('id="wiki-edit"', 1)[1]

@@ -3,9 +3,10 @@
 Idempotent: teams, users, memberships and agents are upserted; an agent's memories are written only when it has
 none from the demo yet (all of one agent's writes run in one transaction, so a run never leaves half a demo).
 Memory rows are written only through the engine (``store``, ``store_temporal``, ``invalidate_by_origin``,
-``record_mistake``, ``alias_add``); wiki pages only through ``wiki.services`` (``publish_auto``, ``promote``);
-people, teams and agents with the ORM. The password of the demo users comes from
-``MEMDESK_DEMO_PASSWORD`` or is generated, and is printed at the end with the usernames and the URL.
+``record_mistake``, ``alias_add``); people, teams and agents with the ORM. Other apps add to an agent's demo
+in the same transaction through their ``demo_seed`` module (see ``memory.contrib``): the wiki's pages,
+published through ``wiki.services``. The password of the demo users comes from ``MEMDESK_DEMO_PASSWORD`` or
+is generated, and is printed at the end with the usernames and the URL.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory import engine
+from memory.contrib import app_modules
 from memory.management import demo_data as d
 from memory.models import Agent, Membership, Memory, Team
-from wiki import services as wiki_services
 
 ACTOR = "system:seed_demo"
 EVENT_PREFIX = "demo:"
@@ -59,14 +60,15 @@ class Command(BaseCommand):
         _agents(teams)
         day = timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)
         seeded = {}
+        app_seeds = [module.seed_agent for module in app_modules("demo_seed")]
         for agent_id, build in ((d.SUPPORT_BOT, _support_script), (d.RESEARCH_BOT, _research_script)):
             if Memory.objects.filter(agent_id=agent_id, source_event__startswith=EVENT_PREFIX).exists():
                 seeded[agent_id] = False
                 continue
             with transaction.atomic():
                 _run(agent_id, build(day), day)
-                if agent_id == d.SUPPORT_BOT:
-                    _wiki_pages(agent_id)
+                for seed_agent in app_seeds:  # e.g. the wiki's pages of the support bot
+                    seed_agent(agent_id, actor=ACTOR)
             seeded[agent_id] = True
         self._report(password, seeded)
 
@@ -189,23 +191,6 @@ def _run(agent_id: str, script: d.Script, day: datetime) -> None:
             ground_truth=m.ground_truth,
             actor=ACTOR,
         )
-
-
-def _wiki_pages(agent_id: str) -> None:
-    """The agent's auto wiki pages (an SOP, a policy, a charter, a reference; en and zh), one promoted."""
-    for doc in d.WIKI_PAGES:
-        page = wiki_services.publish_auto(
-            agent_id=agent_id,
-            doc_type=doc.doc_type,
-            slug=doc.slug,
-            title=doc.title,
-            summary=doc.summary,
-            original_text=doc.original_text,
-            tags=doc.tags,
-            actor=ACTOR,
-        )
-        if doc.promote_reason:
-            wiki_services.promote(page=page, actor=ACTOR, reason=doc.promote_reason)
 
 
 def _support_script(day: datetime) -> d.Script:

@@ -10,7 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from memory.engine.types import EngineError
-from wiki import services
+from wiki import io, selectors
 
 
 class Command(BaseCommand):
@@ -27,7 +27,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         root = Path(options["dir"])
         try:
-            pages = services.list_pages(
+            pages = selectors.list_pages(
                 agent_id=options["agent_id"], status="all" if options["include_removed"] else "live"
             ).prefetch_related("revisions")
             pages = list(pages)
@@ -35,9 +35,9 @@ class Command(BaseCommand):
             raise CommandError(f"{exc.code}: {exc.message}") from None
         written = 0
         for page in pages:
-            target = root / services.export_relpath(page)
+            target = root / io.export_relpath(page)
             target.parent.mkdir(parents=True, exist_ok=True)
-            data = services.page_markdown(page).encode("utf-8")
+            data = io.page_markdown(page).encode("utf-8")
             # write-then-rename: a reader (or a crash) never sees half a file
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".md")
             try:

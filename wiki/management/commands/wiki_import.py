@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from memory.engine.types import EngineError
-from wiki import services
+from wiki import io, services
 
 MAX_FILE_BYTES = 256 * 1024
 
@@ -25,7 +25,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("dir", help="a folder laid out as <namespace>/<doc_type>/<slug>.md")
         parser.add_argument("--agent", dest="agent_id", required=True, help="whose pages these are")
-        parser.add_argument("--actor", default=services.IMPORT_ACTOR, help="who is recorded in the audit log")
+        parser.add_argument("--actor", default=io.IMPORT_ACTOR, help="who is recorded in the audit log")
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -34,7 +34,7 @@ class Command(BaseCommand):
             raise CommandError(f"{services.InvalidWikiFile.code}: {root} is not a folder")
         try:
             parsed = [self._parse(root, path) for path in sorted(root.rglob("*.md"))]
-            report = services.import_pages(agent_id=options["agent_id"], pages=parsed, actor=options["actor"])
+            report = io.import_pages(agent_id=options["agent_id"], pages=parsed, actor=options["actor"])
         except EngineError as exc:
             raise CommandError(f"{exc.code}: {exc.message}") from None
         if options["json"]:
@@ -46,7 +46,7 @@ class Command(BaseCommand):
         )
 
     @staticmethod
-    def _parse(root: Path, path: Path) -> services.ParsedPage:
+    def _parse(root: Path, path: Path) -> io.ParsedPage:
         relpath = path.relative_to(root).as_posix()
         if path.is_symlink() or not path.is_file():
             raise services.InvalidWikiFile(f"{relpath}: not a regular file", field="file", file=relpath)
@@ -54,4 +54,4 @@ class Command(BaseCommand):
             raise services.InvalidWikiFile(
                 f"{relpath}: larger than {MAX_FILE_BYTES} bytes", field="file", file=relpath
             )
-        return services.parse_page_file(relpath, path.read_bytes())
+        return io.parse_page_file(relpath, path.read_bytes())
