@@ -275,7 +275,7 @@ def _fast_reaffirm(
     origin: str,
 ) -> StoreResult:
     wid = _log_write(fact, start, None, t, rid, is_reaffirm=True)
-    reaffirmed_by, confidence = _reaffirm_entries(fact, existing, confidence, origin, start, None, t)
+    reaffirmed_by, confidence = reaffirm_entries(fact, existing, confidence, origin, start, None, t)
     rawsql.update(Memory, rid, reaffirmed_by=reaffirmed_by, confidence=confidence)
     rawsql.execute("UPDATE memories SET access_count = access_count + 1 WHERE id = %s", [rid])
     c.ensure_agent(fact.agent_id, bump_generation=False)
@@ -334,7 +334,7 @@ def _same_value(row: Memory, fact: FactInput) -> bool:
     return (row.object or None) == (fact.object or None) and row.content.strip() == fact.content.strip()
 
 
-def _reaffirm_entries(
+def reaffirm_entries(
     fact: FactInput,
     existing: list[dict[str, Any]],
     confidence: float,
@@ -370,7 +370,7 @@ def _reaffirm(
 ) -> StoreResult:
     primary = row.metadata.get(CONTINUATION_KEY) or row.id
     wid = _log_write(fact, start, end, t, primary, is_reaffirm=True)
-    reaffirmed_by, confidence = _reaffirm_entries(
+    reaffirmed_by, confidence = reaffirm_entries(
         fact, row.reaffirmed_by or [], row.confidence, row.origin, start, end, t
     )
     # F(): a concurrent search may bump access_count outside the key lock
