@@ -31,22 +31,12 @@ from memory.models import FactWrite, Memory
 from . import common as c
 from . import rawsql
 from .belief import is_believed
-from .temporal import CONTINUATION_KEY, DERIVED_FIELDS, reaffirm_entries, rederive_key
+from .snapshots import key_snapshot, keys_of, restore_snapshot
+from .temporal import CONTINUATION_KEY, reaffirm_entries, rederive_key
 from .types import EngineError, InvalidArgument, NotFound
 
 VERDICTS = ("MERGE", "SUPERSEDE", "COEXIST", "UNSURE")
 CHANGING = ("MERGE", "SUPERSEDE")
-ROW_FIELDS = (*DERIVED_FIELDS, "reaffirmed_by", "confidence")
-WRITE_FIELDS = (
-    "subject",
-    "predicate",
-    "memory_id",
-    "is_reaffirm",
-    "state",
-    "believed_from",
-    "believed_until",
-)
-_TIME_FIELDS = {"valid_from", "valid_until", "invalidated_at", "believed_from", "believed_until"}
 MAX_EVENT = 256
 
 
@@ -54,10 +44,6 @@ class Stale(EngineError):
     """The rows a decision is about changed since it was proposed (or since it was applied, for an undo)."""
 
     code = "stale"
-
-
-class UndoConflict(EngineError):
-    code = "undo_conflict"
 
 
 @dataclass(frozen=True)
@@ -109,51 +95,6 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def _from_iso(value: Any) -> datetime | None:
-    return datetime.fromisoformat(value) if isinstance(value, str) else None
-
-
-# --- snapshots -------------------------------------------------------------------------------------------
-
-
-def _keys(rows: list[Memory]) -> list[tuple[str, str]]:
-    return sorted({(m.subject, m.predicate) for m in rows if m.subject and m.predicate})
-
-
-def _snapshot(agent_id: str, keys: list[tuple[str, str]], plain: list[str]) -> dict[str, Any]:
-    row_ids = set(plain)
-    writes: dict[str, dict[str, Any]] = {}
-    max_write = 0
-    for subject, predicate in keys:
-        row_ids |= set(
-            Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate).values_list(
-                "id", flat=True
-            )
-        )
-        for w in FactWrite.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate):
-            writes[str(w.id)] = {f: _jsonable(getattr(w, f)) for f in WRITE_FIELDS}
-            max_write = max(max_write, w.id)
-    rows = {
-        r["id"]: {k: _jsonable(v) for k, v in r.items() if k != "id"}
-        for r in Memory.objects.filter(id__in=row_ids).values("id", *ROW_FIELDS)
-    }
-    return {
-        "keys": [list(k) for k in keys],
-        "rows": rows,
-        "writes": writes,
-        "max_write": max_write,
-        "new": [],
-    }
-
-
-def _jsonable(value: Any) -> Any:
-    return value.isoformat() if isinstance(value, datetime) else value
-
-
-def _restore(value: Any, name: str) -> Any:
-    return _from_iso(value) if name in _TIME_FIELDS else value
-
-
 # --- applying --------------------------------------------------------------------------------------------
 
 
@@ -183,7 +124,7 @@ def verdict_apply(
     actor = c.check_actor(actor)
     verdict, event = _check(verdict, source_event)
     old, new = pair_rows(agent_id, old_id, new_id)
-    keys = _keys([old, new])
+    keys = keys_of([old, new])
     for subject, predicate in keys:
         c.lock_key(agent_id, subject, predicate)
     old.refresh_from_db()
@@ -197,7 +138,7 @@ def verdict_apply(
     if bool(old.subject) != bool(new.subject):
         raise InvalidArgument("a verdict joins two facts or two plain memories, not one of each", field="ids")
     t = c.now()
-    undo = _snapshot(agent_id, keys, [m.id for m in (old, new) if not m.subject])
+    undo = key_snapshot(agent_id, keys, [m.id for m in (old, new) if not m.subject])
     if verdict == "MERGE":
         kept, ended = old, new
         (_merge_facts if keys else _merge_plain)(agent_id, kept, ended, event, t)
@@ -306,52 +247,6 @@ def _close_merged(kept: Memory, ended: Memory, event: str, t: datetime) -> None:
         ).update(**closed)
 
 
-# --- undo ------------------------------------------------------------------------------------------------
-
-
-@c.write_transaction
 def verdict_undo(*, agent_id: str, undo: dict[str, Any], actor: str, reason: str) -> int:
-    """Put back what ``verdict_apply`` changed (its ``undo`` snapshot). Refused (``undo_conflict``) once a newer
-    write has reached one of the keys. Returns the number of rows restored."""
-    agent_id = c.check_agent_id(agent_id)
-    actor = c.check_actor(actor)
-    if not isinstance(undo, dict) or "rows" not in undo:
-        raise InvalidArgument("nothing to undo", field="undo")
-    keys = [tuple(k) for k in undo.get("keys", [])]
-    for subject, predicate in keys:
-        c.lock_key(agent_id, subject, predicate)
-    created = [int(i) for i in undo.get("new", [])]
-    newer = FactWrite.objects.filter(agent_id=agent_id, id__gt=int(undo.get("max_write", 0))).exclude(
-        id__in=created
-    )
-    for subject, predicate in keys:
-        if newer.filter(subject=subject, predicate=predicate).exists():
-            raise UndoConflict(
-                f"{subject} / {predicate} has been written since; decide it again instead", field="undo"
-            )
-    t = c.now()
-    FactWrite.objects.filter(agent_id=agent_id, id__in=created).update(
-        state=FactWrite.STATE_RETRACTED, believed_until=t
-    )
-    for wid, fields in undo.get("writes", {}).items():
-        FactWrite.objects.filter(agent_id=agent_id, id=int(wid)).update(
-            **{k: _restore(v, k) for k, v in fields.items()}
-        )
-    for subject, predicate in keys:
-        rederive_key(agent_id, subject, predicate, at=t)
-    rows = undo["rows"]
-    # rows that re-open last, so the one-open-row index holds after every statement
-    for row_id in sorted(rows, key=lambda r: rows[r].get("valid_until") is None):
-        Memory.objects.filter(agent_id=agent_id, id=row_id).update(
-            **{k: _restore(v, k) for k, v in rows[row_id].items()}
-        )
-    c.bump_generation(agent_id)
-    c.audit(
-        agent_id=agent_id,
-        actor=actor,
-        action="verdict_undo",
-        reason=reason,
-        at=t,
-        rows=sorted(rows),
-    )
-    return len(rows)
+    """Put back what ``verdict_apply`` changed (its ``undo`` snapshot); see ``snapshots.restore_snapshot``."""
+    return restore_snapshot(agent_id=agent_id, undo=undo, actor=actor, reason=reason, action="verdict_undo")

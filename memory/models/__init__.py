@@ -2,6 +2,7 @@
 
 from .accounts import Agent, AgentToken, DailyCounter, Membership, Role, Team
 from .audit import AuditEvent
+from .background import DreamRun, DreamState, ReviewItem, ReviewPolicy
 from .feedback import VERDICTS, Feedback
 from .graph import EntityAlias, EntityEmbedding
 from .guard import ApprovalRequest, GuardCounter, OutboundEvent
@@ -15,6 +16,10 @@ from .memories import (
 from .reflexion import CATEGORIES, Mistake
 
 __all__ = [
+    "DreamRun",
+    "DreamState",
+    "ReviewItem",
+    "ReviewPolicy",
     "EntityAlias",
     "EntityEmbedding",
     "ApprovalRequest",

@@ -23,17 +23,19 @@ A module per seam: ``scan`` (the injection scan of a protected write), ``burst``
 
 from __future__ import annotations
 
-from .approvals import (
-    APPROVAL_TTL_SECS,
-    CLAIM_SECS,
-    REJECT_REASONS,
-    UNDO_SECS,
+from ..claims import (
     AlreadyDecided,
     ClaimedByOther,
     NotDecided,
     UndoConflict,
     UndoExpired,
     UndoNotYours,
+)
+from .approvals import (
+    APPROVAL_TTL_SECS,
+    CLAIM_SECS,
+    REJECT_REASONS,
+    UNDO_SECS,
     approval_preview,
     quarantine_approve,
     quarantine_claim,

@@ -6,14 +6,20 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Q
 
 from memory.models import ApprovalRequest, FactWrite, Memory
 
 from .. import common as c
 from ..belief import approval_effects
+from ..claims import (
+    AlreadyDecided,
+    ClaimedByOther,
+    check_reason,
+    claim_free_q,
+    is_system,
+)
 from ..temporal import DERIVED_FIELDS, rederive_key
-from ..types import EngineError, InvalidArgument, NotFound
+from ..types import InvalidArgument, NotFound
 from .outbox import emit
 
 APPROVAL_TTL_SECS = 86_400
@@ -35,43 +41,6 @@ MAX_CLAIM_SECS = 3600
 
 
 UNDO_SECS = 30  # the decider may undo a decision this long after making it
-
-
-SYSTEM_ACTORS = ("system",)  # actors "system" and "system:…" decide by rule: their decisions have no undo
-
-
-class AlreadyDecided(EngineError):
-    code = "already_decided"
-
-
-class ClaimedByOther(EngineError):
-    """Another reviewer holds a live claim on the batch."""
-
-    code = "claimed_by_other"
-
-
-class NotDecided(EngineError):
-    code = "not_decided"
-
-
-class UndoExpired(EngineError):
-    """The undo window has passed: a later revert is a new decision by other means."""
-
-    code = "undo_expired"
-
-
-class UndoNotYours(EngineError):
-    """Only the reviewer who decided may undo the decision."""
-
-    code = "undo_not_yours"
-
-
-class UndoConflict(EngineError):
-    """Undoing would clash with something newer: a pending batch from the same origin about the same subject
-    (decide that one first), or an origin purge that covered the batch's writes after the decision (the
-    decision stands, so purged facts stay purged)."""
-
-    code = "undo_conflict"
 
 
 def open_request(
@@ -146,15 +115,6 @@ def request_id_of(request_id: Any) -> int:
         raise NotFound("no such approval request", field="request_id") from None
 
 
-def _is_system(actor: str) -> bool:
-    return actor in SYSTEM_ACTORS or actor.startswith("system:")
-
-
-def _claim_free_for(actor: str, t: datetime) -> Q:
-    """No live claim by anyone but ``actor`` (claims expire by comparing times: no job releases them)."""
-    return Q(claimed_by="") | Q(claimed_by=actor) | Q(claimed_until__isnull=True) | Q(claimed_until__lte=t)
-
-
 def _claimed_by_other(request: ApprovalRequest) -> ClaimedByOther:
     until = request.claimed_until.isoformat() if request.claimed_until else None
     return ClaimedByOther(
@@ -177,8 +137,8 @@ def _win(request_id: Any, status: str, actor: str, reason: str, t: datetime) -> 
     if status == ApprovalRequest.EXPIRED:
         pending = pending.filter(expires_at__lte=t)
     else:
-        pending = pending.filter(expires_at__gt=t).filter(_claim_free_for(actor, t))
-    undo_until = None if _is_system(actor) else t + timedelta(seconds=UNDO_SECS)
+        pending = pending.filter(expires_at__gt=t).filter(claim_free_q(actor, t))
+    undo_until = None if is_system(actor) else t + timedelta(seconds=UNDO_SECS)
     won = pending.update(
         status=status,
         decided_at=t,
@@ -206,14 +166,6 @@ def _win(request_id: Any, status: str, actor: str, reason: str, t: datetime) -> 
             f"this request was already decided ({request.status} by {request.decided_by})", field="request_id"
         )
     return request
-
-
-def check_reason(reason: Any) -> str:
-    if not isinstance(reason, str) or not reason.strip():
-        raise InvalidArgument("a reason is required", field="reason")
-    if len(reason) > 2000:
-        raise InvalidArgument("the reason is longer than 2000 characters", field="reason")
-    return reason.strip()
 
 
 def _request_writes(request: ApprovalRequest) -> list[FactWrite]:
@@ -373,7 +325,7 @@ def quarantine_claim(*, request_id: Any, actor: str, secs: int = CLAIM_SECS) -> 
     t = c.now()
     won = (
         ApprovalRequest.objects.filter(id=rid, status=ApprovalRequest.PENDING, expires_at__gt=t)
-        .filter(_claim_free_for(actor, t))
+        .filter(claim_free_q(actor, t))
         .update(claimed_by=actor, claimed_until=t + timedelta(seconds=secs))
     )
     request = ApprovalRequest.objects.filter(id=rid).first()

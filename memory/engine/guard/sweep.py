@@ -7,7 +7,8 @@ from datetime import datetime
 from memory.models import ApprovalRequest
 
 from .. import common as c
-from .approvals import AlreadyDecided, quarantine_expire
+from ..claims import AlreadyDecided
+from .approvals import quarantine_expire
 from .outbox import emit
 
 

@@ -11,17 +11,19 @@ from django.db import IntegrityError, transaction
 from memory.models import ApprovalRequest, AuditEvent, FactWrite, Memory
 
 from .. import common as c
-from ..temporal import rederive_key
-from ..types import EngineError, InvalidArgument, NotFound
-from .approvals import (
-    CLAIM_SECS,
-    ROW_FIELDS,
+from ..claims import (
     ClaimedByOther,
     NotDecided,
     UndoConflict,
     UndoExpired,
     UndoNotYours,
     check_reason,
+)
+from ..temporal import rederive_key
+from ..types import EngineError, InvalidArgument, NotFound
+from .approvals import (
+    CLAIM_SECS,
+    ROW_FIELDS,
     from_iso,
     iso_or_none,
     locked_request,
