@@ -76,6 +76,22 @@ from .public import (
 from .purge import expire_by_subject, invalidate_by_origin
 from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_context, render_block
 from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer, summarize
+from .review import (
+    Proposal,
+    Proposed,
+    ReviewBulkOutcome,
+    ReviewRecord,
+    review_bulk,
+    review_claim,
+    review_decide,
+    review_get,
+    review_list,
+    review_propose,
+    review_release,
+    review_revert,
+    review_sweep,
+    review_undo,
+)
 from .temporal import get_at, get_history, retract_fact
 from .tokens import (
     SCOPES,
@@ -103,9 +119,27 @@ from .types import (
     StoreResult,
     TooManyIds,
 )
+from .verdicts import state_fingerprint, verdict_apply, verdict_undo
 from .writes import store, store_temporal
 
 __all__ = [
+    "Proposal",
+    "Proposed",
+    "ReviewBulkOutcome",
+    "ReviewRecord",
+    "review_bulk",
+    "review_claim",
+    "review_decide",
+    "review_get",
+    "review_list",
+    "review_propose",
+    "review_release",
+    "review_revert",
+    "review_sweep",
+    "review_undo",
+    "verdict_apply",
+    "verdict_undo",
+    "state_fingerprint",
     "BELIEVED",
     "NOT_RETRACTED",
     "RETRACTED",

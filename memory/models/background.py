@@ -66,8 +66,15 @@ class ReviewItem(models.Model):
     """SPEC D2/B7: something the background track must not decide alone (or decided and may be undone)."""
 
     KINDS = ("conflict", "lint", "low_confidence", "attitude", "skill")
-    PENDING, APPROVED, REJECTED, APPLIED, DRY = "pending", "approved", "rejected", "applied", "dry"
-    STATUSES = [(s, s) for s in (PENDING, APPROVED, REJECTED, APPLIED, DRY)]
+    PENDING, APPROVED, REJECTED, APPLIED, DRY, STALE = (
+        "pending",
+        "approved",
+        "rejected",
+        "applied",
+        "dry",
+        "stale",
+    )
+    STATUSES = [(s, s) for s in (PENDING, APPROVED, REJECTED, APPLIED, DRY, STALE)]
 
     agent_id = models.CharField(max_length=128)
     kind = models.CharField(max_length=16)
