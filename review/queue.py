@@ -3,9 +3,10 @@ a short undo after each decision, bulk decisions over "every item matching this 
 (static/js/queue.js) and the decision log.
 
 A queue kind plugs in by subclassing ``QueueKind`` (how it lists, finds and shows its items, and decides,
-claims, releases, undoes and bulk-decides them through the engine) and writing its parts template (the
-evidence card and the page's filters). ``review/quarantine.py`` is the first kind. Its views stay function
-views: they check access, then call ``page``, ``decide``, ``claim``, ``undo`` or ``bulk`` here.
+claims, releases, undoes and bulk-decides them through the engine), writing its parts template (the evidence
+card and the page's filters) and adding ``queue_paths(base, kind)`` to review/urls.py. ``review/quarantine.py``
+is the first kind. The function views in review/views.py serve every kind: they check access, then call
+``page``, ``decide``, ``claim``, ``undo`` or ``bulk`` here.
 """
 
 from __future__ import annotations

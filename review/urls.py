@@ -1,38 +1,30 @@
-from django.urls import path
+from django.urls import URLPattern, path
 
 from . import views
+from .quarantine import DESK
+from .queue import QueueKind
 
 app_name = "review"
+
+
+def queue_paths(base: str, kind: QueueKind) -> list[URLPattern]:
+    """One queue's URLs under ``base`` (it captures ``agent_id``), named ``<kind.name>`` and
+    ``<kind.name>_approve|_reject|_claim|_release|_undo|_bulk`` (``QueueKind.url`` reverses them)."""
+    k = {"kind": kind}
+    item = f"{base}<int:item_id>/"
+    return [
+        path(base, views.queue_page, k, name=kind.name),
+        path(
+            f"{item}approve/", views.queue_decide, {**k, "decision": "approve"}, name=f"{kind.name}_approve"
+        ),
+        path(f"{item}reject/", views.queue_decide, {**k, "decision": "reject"}, name=f"{kind.name}_reject"),
+        path(f"{item}claim/", views.queue_claim, {**k, "action": "claim"}, name=f"{kind.name}_claim"),
+        path(f"{item}release/", views.queue_claim, {**k, "action": "release"}, name=f"{kind.name}_release"),
+        path(f"{item}undo/", views.queue_undo, k, name=f"{kind.name}_undo"),
+        path(f"{base}bulk/", views.queue_bulk, k, name=f"{kind.name}_bulk"),
+    ]
+
+
 urlpatterns = [
-    path("agents/<str:agent_id>/quarantine/", views.quarantine, name="quarantine"),
-    path(
-        "agents/<str:agent_id>/quarantine/<int:request_id>/approve/",
-        views.quarantine_decide,
-        {"decision": "approve"},
-        name="quarantine_approve",
-    ),
-    path(
-        "agents/<str:agent_id>/quarantine/<int:request_id>/reject/",
-        views.quarantine_decide,
-        {"decision": "reject"},
-        name="quarantine_reject",
-    ),
-    path(
-        "agents/<str:agent_id>/quarantine/<int:request_id>/claim/",
-        views.quarantine_claim,
-        {"action": "claim"},
-        name="quarantine_claim",
-    ),
-    path(
-        "agents/<str:agent_id>/quarantine/<int:request_id>/release/",
-        views.quarantine_claim,
-        {"action": "release"},
-        name="quarantine_release",
-    ),
-    path(
-        "agents/<str:agent_id>/quarantine/<int:request_id>/undo/",
-        views.quarantine_undo,
-        name="quarantine_undo",
-    ),
-    path("agents/<str:agent_id>/quarantine/bulk/", views.quarantine_bulk, name="quarantine_bulk"),
+    *queue_paths("agents/<str:agent_id>/quarantine/", DESK),
 ]
