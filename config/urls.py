@@ -13,5 +13,6 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("agents/<str:agent_id>/wiki/", include("wiki.urls")),
+    path("", include("review.urls")),
     path("", include("dashboard.urls")),
 ]

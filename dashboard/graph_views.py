@@ -24,10 +24,10 @@ from django_htmx.http import trigger_client_event
 
 from memory import engine
 from memory.models import Role
+from web.access import AgentAccess, agent_access, login_required
+from web.http import HtmxHttpRequest, actor_of, refusal, render_page, wants_fragment
 
 from . import selectors
-from .access import AgentAccess, agent_access, login_required
-from .views import HtmxHttpRequest, actor_of, render_page, wants_fragment
 
 # An entity's name (a node id) can be longer than the text it was stored as (NFKC makes up to 18 characters of
 # one): the entity fields take what the engine looks up (its MAX_TRIPLE_PART × NFKC_MAX_EXPANSION; a test pins
@@ -37,7 +37,6 @@ MAX_ENTITY_CHARS = MAX_TEXT_CHARS * 18
 LIMIT_CHOICES = (100, 300, 1000)
 DEFAULT_LIMIT = 300
 FACTS_LIMIT = 50
-ERROR_STATUS = {"invalid_argument": 422, "not_found": 404, "already_retracted": 409, "too_many_aliases": 422}
 # Edge colours by origin trust; the legend on the page names the same bands.
 TRUST_BANDS = (
     (0.8, "high", "#1f7a3d"),
@@ -340,7 +339,7 @@ def merge_context(access: AgentAccess, form: MergeForm) -> dict[str, Any]:
             agent_id=access.agent.agent_id, canonical=data["canonical"], alias=data["alias"]
         )
     except engine.EngineError as exc:
-        form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        refusal(exc, form)
         return context
     # a self-alias can never be saved: the preview says why and offers no confirm button
     blocked = (
@@ -390,8 +389,7 @@ def graph_merge(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
                     agent_id=aid, canonical=data["canonical"], alias=data["alias"], actor=actor_of(request)
                 )
             except engine.EngineError as exc:
-                status = ERROR_STATUS.get(exc.code, 400)
-                form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+                status = refusal(exc, form).status
             else:
                 status = 200
                 moved = len(preview.facts_moving)
@@ -438,7 +436,7 @@ def graph_retract(request: HtmxHttpRequest, agent_id: str, memory_id: str) -> Ht
         except engine.NotFound:
             raise Http404("No such memory.") from None
         except engine.EngineError as exc:
-            status, error = ERROR_STATUS.get(exc.code, 400), exc.message
+            status, error = refusal(exc)
         else:
             note = f"Retracted: “{record.content}” ({form.reason_text()})."
     if record is None:

@@ -7,63 +7,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers, patch_vary_headers
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django_htmx.http import trigger_client_event
-from django_htmx.middleware import HtmxDetails
 
 from memory import engine
-from memory.config import guard_settings
 from memory.models import Mistake, Role
+from web.access import AgentAccess, admins_only, agent_access, login_required, reviewers_only, visible_agents
+from web.http import HtmxHttpRequest, actor_of, refusal, render_page, wants_fragment
 
 from . import selectors
-from .access import AgentAccess, agent_access, login_required, visible_agents
 from .forms import (
-    BULK_CONFIRM_OVER,
     AuditFilterForm,
-    BulkDecisionForm,
-    DecisionForm,
     MemoryFilterForm,
     MistakeFilterForm,
-    QuarantineFilterForm,
     ReflexionPreviewForm,
     TimelineForm,
     TokenCreateForm,
-    batch_ids_value,
-    decision_choices,
 )
 
 PAGE_SIZE = 25
 SEARCH_LIMIT = 100  # the engine's maximum; ranked search pages over at most this many hits
 RECENT = 10
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
-    user: AbstractBaseUser | AnonymousUser  # type: ignore[assignment]
-
-
-def wants_fragment(request: HtmxHttpRequest) -> bool:
-    """A partial for HTMX swaps; the whole page for normal, boosted and history-restore requests."""
-    return bool(request.htmx) and not request.htmx.boosted and not request.htmx.history_restore_request
-
-
-def render_page(
-    request: HtmxHttpRequest, template: str, context: dict[str, Any], *, fragment: str | None = None
-) -> HttpResponse:
-    name = f"{template}#{fragment}" if fragment and wants_fragment(request) else template
-    response = render(request, name, context)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
+AUDIT_PAGE_SIZE = 50
 
 
 @login_required
@@ -186,23 +159,6 @@ def timeline(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
 # --- tokens (SPEC A2, D8): admins of the agent's team only -------------------------------------------------
 
 
-def actor_of(request: HtmxHttpRequest) -> str:
-    """The audit actor for a person's action."""
-    return f"user:{request.user.get_username()}"
-
-
-def admins_only(request: HtmxHttpRequest, access: AgentAccess) -> HttpResponse:
-    """A member who is not an admin: say so (403), and name who to ask."""
-    context = {
-        "agent": access.agent,
-        "role": access.role,
-        "admins": selectors.team_admins(access.agent.team_id),
-    }
-    response = render(request, "dashboard/tokens_admins_only.html", context, status=403)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def tokens(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
@@ -229,7 +185,7 @@ def tokens(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
                 actor=actor_of(request),
             )
         except engine.EngineError as exc:
-            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+            refusal(exc, form)  # shown on the form; the page itself answers 200
         else:
             form, status = TokenCreateForm(), 201
     context = {
@@ -344,391 +300,6 @@ def mistakes_preview(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
         "preview": reflexion_preview(access.agent.agent_id, form),
     }
     return render_page(request, "dashboard/mistakes.html", context, fragment="preview")
-
-
-# --- quarantine desk (SPEC D3, P8): reviewers of the agent's team ------------------------------------------
-
-BATCH_PAGE_SIZE = 20
-EXPIRING_CHOICES = (1, 2, 6, 12, 24)
-AUDIT_PAGE_SIZE = 50
-ERROR_STATUS = {
-    "already_decided": 409,
-    "claimed_by_other": 409,
-    "not_decided": 409,
-    "undo_expired": 409,
-    "undo_conflict": 409,
-    "undo_not_yours": 409,
-    "invalid_argument": 422,
-    "not_found": 404,
-}
-
-
-def reviewers_only(request: HtmxHttpRequest, access: AgentAccess, page: str) -> HttpResponse:
-    """A viewer: say so (403), and name who can review."""
-    context = {
-        "agent": access.agent,
-        "role": access.role,
-        "page_name": page,
-        "reviewers": selectors.team_reviewers(access.agent.team_id),
-    }
-    response = render(request, "dashboard/reviewers_only.html", context, status=403)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
-
-
-def one_batch_filters(batch_id: int) -> dict[str, Any]:
-    return {**QuarantineFilterForm().filters(), "status": "all", "batch": batch_id}
-
-
-def quarantine_context(
-    request: HtmxHttpRequest,
-    access: AgentAccess,
-    *,
-    full: bool,
-    filters: dict[str, Any] | None = None,
-    cards: list[selectors.BatchCard] | None = None,
-) -> dict[str, Any]:
-    aid = access.agent.agent_id
-    form = QuarantineFilterForm(request.GET)
-    form.is_valid()
-    f = filters or form.filters()
-    now = timezone.now()
-    page = None
-    if cards is None:
-        requests = selectors.approval_requests(
-            aid,
-            status=f["status"],
-            origin=f["origin"],
-            batch=f["batch"],
-            origin_class=f["origin_class"],
-            q=f["q"],
-            expiring_hours=f["expiring"],
-            now=now,
-        )
-        page = Paginator(requests, BATCH_PAGE_SIZE).get_page(request.GET.get("page"))
-        cards = selectors.batch_cards(aid, page.object_list, now=now, actor=actor_of(request))
-    context: dict[str, Any] = {
-        "agent": access.agent,
-        "form": form,
-        "filters": f,
-        "page": page,
-        "cards": cards,
-        "now": now,
-        "approve_choices": decision_choices("approve"),
-        "reject_choices": decision_choices("reject"),
-        "claim_minutes": engine.CLAIM_SECS // 60,
-        "undo_secs": engine.UNDO_SECS,
-        "bulk_query": bulk_query(f),
-        "desk_self": reverse("dashboard:quarantine", args=[aid])
-        + (f"?{request.GET.urlencode()}" if request.method == "GET" and request.GET else ""),
-    }
-    if full:
-        origins = selectors.approval_origins(aid)
-        context["origins"] = origins
-        context["origin_classes"] = selectors.origin_classes(origins)
-        context["guard"] = guard_settings()
-        context["bulk_over"] = BULK_CONFIRM_OVER
-        context["expiring_choices"] = EXPIRING_CHOICES
-    return context
-
-
-@login_required
-@require_safe
-def quarantine(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
-    """Pending batches, soonest expiry first, as decision cards; decided ones read-only under a filter."""
-    access = agent_access(request.user, agent_id)
-    if not access.has_role(Role.REVIEWER):
-        return reviewers_only(request, access, "quarantine desk")
-    context = quarantine_context(request, access, full=not wants_fragment(request))
-    response = render_page(request, "dashboard/quarantine.html", context, fragment="desk")
-    add_never_cache_headers(response)
-    return response
-
-
-def batch_reply(
-    request: HtmxHttpRequest,
-    access: AgentAccess,
-    batch: Any,
-    *,
-    status: int = 200,
-    note: str = "",
-    error: str = "",
-    decision: str = "",
-    form: Any = None,
-    events: dict[str, Any] | None = None,
-) -> HttpResponse:
-    """One card back after an action on it. HTMX: the card plus the pending counts by out-of-band swap, and
-    the client events (toast, undo); a plain POST is redirected to the card, or gets the page with the error."""
-    aid = access.agent.agent_id
-    (card,) = selectors.batch_cards(aid, [batch], now=timezone.now(), actor=actor_of(request))
-    card.note, card.error = note, error
-    if error and form is not None:
-        card.decision, card.form = decision, form
-    if wants_fragment(request):
-        context = {
-            "agent": access.agent,
-            "c": card,
-            "now": card.now,
-            "approve_choices": decision_choices("approve"),
-            "reject_choices": decision_choices("reject"),
-            "pending_count": selectors.pending_batch_count(aid),
-            "claim_minutes": engine.CLAIM_SECS // 60,
-        }
-        response = render(request, "dashboard/_batch_decided.html", context, status=status)
-        for name, detail in (events or {}).items():
-            trigger_client_event(response, name, detail)
-        patch_vary_headers(response, ("HX-Request",))
-    elif not error:
-        if note:
-            messages.success(request, note)
-        response = redirect(reverse("dashboard:quarantine", args=[aid]) + f"?status=all&batch={batch.id}")
-    else:
-        context = quarantine_context(
-            request, access, full=True, filters=one_batch_filters(batch.id), cards=[card]
-        )
-        response = render(request, "dashboard/quarantine.html", context, status=status)
-        patch_vary_headers(response, ("HX-Request",))
-    add_never_cache_headers(response)
-    return response
-
-
-def reviewer_batch(request: HtmxHttpRequest, agent_id: str, request_id: int) -> tuple[AgentAccess, Any]:
-    """The agent (reviewers and above only) and one of its batches; any other id is simply not found."""
-    access = agent_access(request.user, agent_id, role=Role.REVIEWER)
-    batch = selectors.approval_request(access.agent.agent_id, request_id)
-    if batch is None:
-        raise Http404("No such batch.")
-    return access, batch
-
-
-def batch_facts(batch: Any) -> str:
-    n = len(batch.payload.get("ids", []))
-    return f"{n} fact{'s' if n != 1 else ''} about “{batch.subject}”"
-
-
-@login_required
-@require_POST
-def quarantine_decide(
-    request: HtmxHttpRequest, agent_id: str, request_id: int, decision: str
-) -> HttpResponse:
-    """Approve or reject one batch through the engine, with a required reason.
-
-    HTMX gets the card back (decided, or with the error inline: 422 for a missing reason, 409 when the batch
-    was already decided, its time ran out or another reviewer holds it) plus the pending count by out-of-band
-    swap, a toast and the undo offer. A plain POST is redirected to the decided card, or gets the card with the
-    error and the same status.
-    """
-    access, batch = reviewer_batch(request, agent_id, request_id)
-    form = DecisionForm(decision, request.POST)
-    status, error, note = 200, "", ""
-    events: dict[str, Any] = {}
-    if not form.is_valid():
-        status, error = 422, "A reason is required." if "reason" in form.errors else "Check the reason."
-    else:
-        decide = engine.quarantine_approve if decision == "approve" else engine.quarantine_reject
-        try:
-            batch = decide(request_id=batch.id, actor=actor_of(request), reason=form.reason_text())
-        except engine.EngineError as exc:
-            status, error = ERROR_STATUS.get(exc.code, 400), exc.message
-            if exc.code == "invalid_argument" and exc.field == "reason":
-                form.add_error("note", exc.message)
-            batch = selectors.approval_request(access.agent.agent_id, request_id) or batch
-        else:
-            facts = batch_facts(batch)
-            note = (
-                f"Approved: {facts} released to the agent."
-                if decision == "approve"
-                else f"Rejected: {facts} retracted."
-            )
-            events["memdesk:toast"] = {"text": note, "level": "success"}
-            if batch.undo_until is not None:
-                events["memdesk:undo"] = {
-                    "batch": batch.id,
-                    "url": reverse("dashboard:quarantine_undo", args=[access.agent.agent_id, batch.id]),
-                    "until": batch.undo_until.isoformat(),
-                    "text": f"Undo the {'approval' if decision == 'approve' else 'rejection'} of #{batch.id}",
-                }
-    return batch_reply(
-        request,
-        access,
-        batch,
-        status=status,
-        note=note,
-        error=error,
-        decision=decision,
-        form=form,
-        events=events,
-    )
-
-
-@login_required
-@require_POST
-def quarantine_claim(request: HtmxHttpRequest, agent_id: str, request_id: int, action: str) -> HttpResponse:
-    """Claim a pending batch while working on it (others are refused until the claim ends), or release it."""
-    access, batch = reviewer_batch(request, agent_id, request_id)
-    status, error, note = 200, "", ""
-    act = engine.quarantine_claim if action == "claim" else engine.quarantine_release
-    try:
-        batch = act(request_id=batch.id, actor=actor_of(request))
-    except engine.EngineError as exc:
-        status, error = ERROR_STATUS.get(exc.code, 400), exc.message
-        batch = selectors.approval_request(access.agent.agent_id, request_id) or batch
-    else:
-        note = (
-            f"Claimed batch #{batch.id} for {engine.CLAIM_SECS // 60} minutes: other reviewers see it is yours."
-            if action == "claim"
-            else f"Released batch #{batch.id}: any reviewer may decide it."
-        )
-    events = {"memdesk:toast": {"text": note, "level": "info"}} if note else {}
-    return batch_reply(request, access, batch, status=status, note=note, error=error, events=events)
-
-
-@login_required
-@require_POST
-def quarantine_undo(request: HtmxHttpRequest, agent_id: str, request_id: int) -> HttpResponse:
-    """Undo one's own decision inside the short window: the batch is pending again (a new audited decision)."""
-    access, batch = reviewer_batch(request, agent_id, request_id)
-    status, error, note = 200, "", ""
-    try:
-        batch = engine.quarantine_undo(request_id=batch.id, actor=actor_of(request))
-    except engine.EngineError as exc:
-        status, error = ERROR_STATUS.get(exc.code, 400), exc.message
-        batch = selectors.approval_request(access.agent.agent_id, request_id) or batch
-    else:
-        note = f"Undone: {batch_facts(batch)} are held again (batch #{batch.id}, claimed by you)."
-    events = {"memdesk:toast": {"text": note, "level": "success"}} if note else {}
-    return batch_reply(request, access, batch, status=status, note=note, error=error, events=events)
-
-
-def bulk_context(
-    request: HtmxHttpRequest, access: AgentAccess, data: Any, decision: str, form: BulkDecisionForm | None
-) -> dict[str, Any]:
-    filter_form = QuarantineFilterForm(data)
-    filter_form.is_valid()
-    f = filter_form.filters()
-    now = timezone.now()
-    found = selectors.bulk_candidates(
-        access.agent.agent_id, f, actor=actor_of(request), now=now, decision=decision
-    )
-    return {
-        "agent": access.agent,
-        "filters": f,
-        "decision": decision,
-        "count": len(found["ids"]),
-        "ids": found["ids"],
-        "ids_value": batch_ids_value(found["ids"]),
-        "held": found["held"],
-        "high": found["high"],
-        "sample": found["sample"],
-        "bulk_max": engine.MAX_BULK,
-        "bulk_over": BULK_CONFIRM_OVER,
-        "choices": decision_choices(decision),
-        "bulk_form": form,
-        "now": now,
-    }
-
-
-@login_required
-@require_http_methods(["GET", "HEAD", "POST"])
-def quarantine_bulk(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
-    """Approve or reject every pending batch matching the desk's filter.
-
-    GET shows the count, a sample and the batches held by other reviewers (excluded); its form carries the
-    exact ids it would decide. POST decides those batches, each through the engine with its own audit entry,
-    only if the filter still matches exactly them (409 otherwise: nothing the reviewer did not see is ever
-    decided) and, above the threshold, the reviewer typed the count. A POST without a valid decision is a 422.
-    """
-    access = agent_access(request.user, agent_id)
-    if not access.has_role(Role.REVIEWER):
-        return reviewers_only(request, access, "quarantine desk")
-    aid = access.agent.agent_id
-    data = request.POST if request.method == "POST" else request.GET
-    given = data.get("decision")
-    if request.method == "POST" and given not in ("approve", "reject"):
-        return bulk_without_decision(request, access, data)
-    decision = given if given in ("approve", "reject") else "reject"
-    form = BulkDecisionForm(decision, request.POST) if request.method == "POST" else None
-    context = bulk_context(request, access, data, decision, form)
-    status, events = 200, {}
-    if form is not None:
-        if not form.is_valid():
-            status = 422
-            context["error"] = "A reason is required." if "reason" in form.errors else "Check the form."
-        elif context["count"] > engine.MAX_BULK:
-            status = 422
-            context["error"] = f"At most {engine.MAX_BULK} batches per bulk decision: narrow the filter."
-        elif error := form.selection_changed(context["ids"]):
-            status = 409
-            context["error"] = error
-        elif error := form.check_confirm(context["count"]):
-            status = 422
-            context["error"] = error
-        else:
-            outcomes = engine.quarantine_bulk(
-                agent_id=aid,
-                request_ids=context["ids"],  # the same set as the previewed ids (checked above)
-                decision=decision,
-                actor=actor_of(request),
-                reason=form.reason_text(),
-            )
-            note = bulk_note(decision, outcomes, held=len(context["held"]), high=len(context["high"]))
-            context.update(outcomes=outcomes, note=note)
-            events = {"memdesk:toast": {"text": note, "level": "success"}, "memdesk:desk-changed": {}}
-            if not wants_fragment(request):
-                messages.success(request, note)
-                query = bulk_query(context["filters"])
-                return redirect(reverse("dashboard:quarantine", args=[aid]) + (f"?{query}" if query else ""))
-    context["pending_count"] = selectors.pending_batch_count(aid)
-    context["query"] = bulk_query(context["filters"])
-    response = render_page(request, "dashboard/quarantine_bulk.html", context, fragment="panel")
-    response.status_code = status
-    for name, detail in events.items():
-        trigger_client_event(response, name, detail)
-    add_never_cache_headers(response)
-    return response
-
-
-def bulk_without_decision(request: HtmxHttpRequest, access: AgentAccess, data: Any) -> HttpResponse:
-    """A bulk POST whose ``decision`` is missing or unknown: a 422 that decides nothing and offers both
-    previews again (never a silent default)."""
-    filter_form = QuarantineFilterForm(data)
-    filter_form.is_valid()
-    f = filter_form.filters()
-    context = {
-        "agent": access.agent,
-        "filters": f,
-        "decision": "",
-        "query": bulk_query(f),
-        "error": "Choose whether to approve or reject: this bulk decision did not say which, so nothing "
-        "was decided.",
-    }
-    response = render_page(request, "dashboard/quarantine_bulk.html", context, fragment="panel")
-    response.status_code = 422
-    add_never_cache_headers(response)
-    return response
-
-
-def bulk_note(decision: str, outcomes: list[engine.BulkOutcome], *, held: int, high: int = 0) -> str:
-    done = sum(1 for o in outcomes if o.outcome != "skipped")
-    held += sum(1 for o in outcomes if o.code == "claimed_by_other")
-    other = sum(1 for o in outcomes if o.outcome == "skipped" and o.code != "claimed_by_other")
-    verb = "Approved" if decision == "approve" else "Rejected"
-    note = f"{verb} {done} batch{'es' if done != 1 else ''}."
-    if held:
-        note += f" {held} held by another reviewer left alone."
-    if high:
-        note += f" {high} that would supersede current facts left for one-by-one review."
-    if other:
-        note += f" {other} skipped (decided or expired meanwhile)."
-    return note
-
-
-def bulk_query(f: dict[str, Any]) -> str:
-    """The desk's filter as a query string (a bulk decision always acts on pending batches)."""
-    keep = {
-        k: f[k] for k in ("origin_class", "origin", "q", "expiring", "batch") if f.get(k) not in (None, "")
-    }
-    return urlencode(keep)
 
 
 # --- audit log (SPEC D8): reviewers of the agent's team ----------------------------------------------------

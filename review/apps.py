@@ -3,3 +3,11 @@ from django.apps import AppConfig
 
 class ReviewConfig(AppConfig):
     name = "review"
+
+    def ready(self) -> None:
+        from web.access import register_nav_count
+
+        from .selectors import pending_batches_expr
+
+        # the navigation's quarantine badge: a subquery on the agent every page already loads
+        register_nav_count("pending_batches", pending_batches_expr)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 
+from memory import engine
 from memory.models import Agent, Membership, Role, Team
 
 PASSWORD = "correct-horse-battery"
@@ -126,3 +128,52 @@ def csrf_client() -> Client:
 def login(client: Client, user) -> Client:
     client.force_login(user)
     return client
+
+
+# --- quarantine batches (the desk's tests and the audit log's) -------------------------------------------
+
+
+@pytest.fixture
+def guard_defaults(tmp_path, monkeypatch):
+    """The burst guard at its documented defaults (5 facts per subject per origin within 3600 s)."""
+    from memory import config
+
+    monkeypatch.setenv("MEMDESK_CONFIG", str(tmp_path / "absent.toml"))
+    config._cache.clear()
+    yield
+    config._cache.clear()
+
+
+def make_burst(
+    agent_id: str,
+    subject: str,
+    *,
+    origin: str = "channel:spam",
+    facts: list[tuple[str, str, str]] | None = None,
+    start=None,
+):
+    """A burst through the agent-facing write path (``store_temporal(protect=True)``): one fact a minute from
+    ``start`` (default: 10 minutes ago); five or more trip the burst guard. ``facts`` are (predicate, object,
+    content). Returns the batch's ``ApprovalRequest`` (None if the guard did not trip)."""
+    import time_machine
+
+    from memory.models import ApprovalRequest
+
+    facts = facts or [(f"claim_{k}", f"value-{k}", f"{subject} claim {k} is value-{k}") for k in range(5)]
+    start = start or timezone.now() - timedelta(minutes=10)
+    for k, (predicate, obj, content) in enumerate(facts):
+        with time_machine.travel(start + timedelta(seconds=30 * k), tick=False):
+            engine.store_temporal(
+                agent_id=agent_id,
+                content=content,
+                subject=subject,
+                predicate=predicate,
+                object=obj,
+                origin=origin,
+                protect=True,
+            )
+    return (
+        ApprovalRequest.objects.filter(agent_id=agent_id, subject=subject, origin=origin)
+        .order_by("-id")
+        .first()
+    )

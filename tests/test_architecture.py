@@ -164,3 +164,75 @@ def test_the_app_import_checker_sees_every_spelling():
         "wiki.selectors",
         "wiki.mcp_tools",
     ]
+
+
+# --- web apps: views are nobody else's, web/ is everybody's ------------------------------------------------------
+
+APPS = ("dashboard", "review", "wiki")
+WEB_PACKAGES = (*APPS, "web")
+
+
+def _imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, dotted module) for each absolute import; ``from app import x`` is the module ``app.x``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if "." in node.module:
+                found.append((node.lineno, node.module))
+            else:
+                found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return found
+
+
+def _is_views(module: str) -> bool:
+    parts = module.split(".")
+    return len(parts) >= 2 and (parts[1] == "views" or parts[1].endswith("_views"))
+
+
+def _offenders(package: str, tree: ast.AST) -> list[tuple[int, str]]:
+    """Imports of another app's views module; for ``web``, of any app at all."""
+    out = []
+    for line, module in _imported_modules(tree):
+        top = module.split(".")[0]
+        if top not in APPS or top == package:
+            continue
+        if package == "web" or _is_views(module):
+            out.append((line, module))
+    return out
+
+
+def test_no_app_imports_another_apps_views_and_web_imports_no_app():
+    """What pages share (the HTMX request, rendering, access, role gates, error statuses) lives in web/; an app
+    that needs another app's view code is a sign that code belongs in web/ (or in a selector)."""
+    offenders = []
+    for package in WEB_PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            rel = path.relative_to(ROOT).as_posix()
+            offenders += [f"{rel}:{line}: {module}" for line, module in _offenders(package, tree)]
+    assert offenders == [], "imports across the web layer's boundaries:\n" + "\n".join(offenders)
+
+
+def test_the_web_import_checker_sees_every_spelling():
+    sample = ast.parse(
+        "from dashboard.views import render_page\nfrom dashboard import views\nimport wiki.views\n"
+        "from dashboard import graph_views as g\nfrom dashboard import selectors\nfrom review.views import x\n"
+        "from web.http import render_page\nfrom memory import engine\n"
+    )
+    assert [m for _, m in _offenders("review", sample)] == [
+        "dashboard.views",
+        "dashboard.views",
+        "wiki.views",
+        "dashboard.graph_views",
+    ]
+    assert [m for _, m in _offenders("web", sample)] == [
+        "dashboard.views",
+        "dashboard.views",
+        "wiki.views",
+        "dashboard.graph_views",
+        "dashboard.selectors",
+        "review.views",
+    ]
+    assert _offenders("dashboard", ast.parse("from dashboard.views import x\nfrom . import views\n")) == []

@@ -14,10 +14,10 @@ from django.core.management import call_command
 from django.db import transaction
 from django.test import Client
 
-from dashboard.access import visible_agents
 from memory import engine
 from memory.management import demo_data as d
 from memory.models import Agent, FactWrite, Membership, Memory, Mistake, Team
+from web.access import visible_agents
 from wiki.models import WikiRevision
 
 PASSWORD = "demo-password-for-tests"

@@ -1,5 +1,5 @@
 """Wiki curation pages (SPEC D5, W5): the ``auto/`` browser, a page with its provenance and revisions, and the
-curator's edit / promote / remove. Each view: parse → check permission (dashboard/access.py) → call
+curator's edit / promote / remove. Each view: parse → check permission (web/access.py) → call
 ``wiki.selectors`` / ``wiki.services`` → render. No view writes a row: the services do, and audit each action.
 
 Any member of the agent's team reads; only curators see the action forms, and the POSTs refuse everyone else
@@ -24,10 +24,10 @@ from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import trigger_client_event
 
 from dashboard import selectors as dashboard_selectors
-from dashboard.access import AgentAccess, agent_access, login_required
-from dashboard.views import HtmxHttpRequest, actor_of, render_page, wants_fragment
 from memory import engine
 from memory.models import Role
+from web.access import AgentAccess, agent_access, login_required
+from web.http import HtmxHttpRequest, actor_of, error_status, render_page, wants_fragment
 
 from . import selectors, services
 from .forms import DOC_TYPE_LABELS, EditForm, ReasonForm, WikiFilterForm
@@ -37,17 +37,6 @@ from .render import render_markdown
 PAGE_SIZE = 25
 REVISION_NUMBER = re.compile(r"[0-9]{1,9}")
 SEARCH_LIMIT = 100
-ERROR_STATUS = {
-    "invalid_argument": 422,
-    "content_too_large": 422,
-    "not_found": 404,
-    "forbidden": 403,
-    "rate_limited": 429,
-    "prompt_injection": 422,
-    "page_removed": 409,
-    "already_curated": 409,
-    "path_taken": 409,
-}
 NOT_FOUND = "No such wiki page."
 
 
@@ -267,7 +256,7 @@ def page_edit(request: HtmxHttpRequest, agent_id: str, page_id: int) -> HttpResp
     except engine.EngineError as exc:
         message = _form_error(form, exc)
         return _respond(request, access, _page_or_404(page.agent_id, page.id),
-                        status=ERROR_STATUS.get(exc.code, 400), error=message, edit_form=form,
+                        status=error_status(exc), error=message, edit_form=form,
                         open_form="edit")  # fmt: skip
     page = _page_or_404(page.agent_id, page.id)
     note = f"Saved revision {revision.number} of “{page.title}”."
@@ -294,7 +283,7 @@ def _reason_action(
     except engine.EngineError as exc:
         message = _form_error(form, exc)
         return _respond(request, access, _page_or_404(page.agent_id, page.id),
-                        status=ERROR_STATUS.get(exc.code, 400), error=message, **forms)  # fmt: skip
+                        status=error_status(exc), error=message, **forms)  # fmt: skip
     return _respond(request, access, page, status=200, note=note(page))
 
 

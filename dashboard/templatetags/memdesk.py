@@ -115,14 +115,7 @@ def token_state(token: Any, now: datetime) -> str:
     return "active"
 
 
-# --- quarantine desk --------------------------------------------------------------------------------------
-
-APPROVAL_LABELS = {
-    "pending": "pending",
-    "approved": "approved",
-    "denied": "rejected",
-    "expired": "expired · rejected",
-}
+# --- times for scripts ------------------------------------------------------------------------------------
 
 
 @register.filter
@@ -130,24 +123,3 @@ def iso(value: Any) -> str:
     """A datetime as ISO 8601 in UTC (for ``data-*`` attributes read by scripts)."""
     moment = _as_datetime(value)
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z") if moment else ""
-
-
-@register.filter
-def countdown(seconds: Any) -> str:
-    """Time left as the desk's countdown shows it (static/js/quarantine.js keeps the same format)."""
-    try:
-        left = max(0, int(seconds))
-    except (TypeError, ValueError):
-        return ""
-    if left <= 0:
-        return "expired — rejected automatically"
-    hours, rest = divmod(left, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours} h {minutes:02d} min left"
-    return f"{minutes} min {secs:02d} s left"
-
-
-@register.filter
-def approval_label(status: Any) -> str:
-    return APPROVAL_LABELS.get(str(status), str(status))

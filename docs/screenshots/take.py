@@ -303,11 +303,11 @@ def main(argv: list[str]) -> int:
         if "quarantine" in wanted:
             seed_quarantine(agent_id)
             page.goto(f"{base}/agents/{agent_id}/quarantine/")
-            expect(page.locator("#desk .batch-card")).to_have_count(2)
+            expect(page.locator("#desk .queue-card")).to_have_count(2)
             page.keyboard.press("j")
             page.keyboard.press("r")
-            page.locator(".batch-card.is-selected details.decide-reject select").select_option("poisoning")
-            page.locator(".batch-card.is-selected details.decide-reject input[name=note]").fill(
+            page.locator(".queue-card.is-selected details.decide-reject select").select_option("poisoning")
+            page.locator(".queue-card.is-selected details.decide-reject input[name=note]").fill(
                 "telegram bot pushing account changes"
             )
             page.locator("body").click(position={"x": 5, "y": 5})  # the countdowns keep ticking

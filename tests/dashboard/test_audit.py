@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from memory import engine
 from memory.models import AuditEvent
-from tests.conftest import dt, login
-from tests.dashboard.conftest import assert_login_redirect, assert_same_404, make_burst
+from tests.conftest import dt, login, make_burst
+from tests.dashboard.conftest import assert_login_redirect, assert_same_404
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("guard_defaults")]
 HTMX = {"HX-Request": "true"}
@@ -148,7 +148,7 @@ def test_injection_rows_show_the_rules_and_the_snippet_as_text(log, agent, story
 def test_quarantine_rows_link_to_their_batch(log, agent, story):
     batch = story["batch"]
     html = log.get(url(agent.agent_id)).content.decode()
-    link = reverse("dashboard:quarantine", args=[agent.agent_id]) + f"?status=all&amp;batch={batch.id}"
+    link = reverse("review:quarantine", args=[agent.agent_id]) + f"?status=all&amp;batch={batch.id}"
     for action in ("knowledge_quarantined", "quarantine_denied"):
         (event,) = ids_of(action)
         assert f'href="{link}"' in row(html, event)
@@ -269,7 +269,7 @@ def test_nav_links_the_log(log, agent):
 def test_decision_from_the_desk_shows_up_here(log, agent):
     batch = make_burst(agent.agent_id, "zed", start=timezone.now() - timedelta(minutes=3))
     log.post(
-        reverse("dashboard:quarantine_approve", args=[agent.agent_id, batch.id]),
+        reverse("review:quarantine_approve", args=[agent.agent_id, batch.id]),
         {"reason": "legitimate_update", "note": "CRM import"},
         headers=HTMX,
     )

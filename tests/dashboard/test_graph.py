@@ -374,7 +374,9 @@ def test_node_panel_lists_current_facts_with_timeline_and_detail_links(client, c
     assert 'data-status="quarantined"' in html  # flagged, like its dashed edge
     held = html[html.index(f'id="fact-{people["held"]}"') :]
     held = held[: held.index("</li>")]
-    assert f'href="{url(a, "quarantine")}"' in held and "Retract" not in held  # decided with its batch
+    assert (
+        f'href="{reverse("review:quarantine", args=[a])}"' in held and "Retract" not in held
+    )  # decided with its batch
 
 
 def test_node_panel_without_htmx_is_the_page_with_the_panel_open(client, viewer, agent, people):

@@ -20,8 +20,10 @@ def test_two_reviewers_deciding_one_item_at_once_exactly_one_wins():
         item = engine.review_propose(agent_id=agent, proposal=conflict(old, new, agent=agent)).item
         results, _ = run_parallel(
             [
-                lambda: engine.review_decide(item_id=item.id, decision="approve", actor="user:a"),
-                lambda: engine.review_decide(item_id=item.id, decision="reject", actor="user:b", reason="no"),
+                lambda rid=item.id: engine.review_decide(item_id=rid, decision="approve", actor="user:a"),
+                lambda rid=item.id: engine.review_decide(
+                    item_id=rid, decision="reject", actor="user:b", reason="no"
+                ),
             ]
         )
         won = [r for r in results if isinstance(r, engine.ReviewRecord)]

@@ -32,7 +32,7 @@ def server(tmp_path, monkeypatch):
     """uvicorn on a provisioned SQLite file, with the burst guard at its defaults (5 per subject per hour)."""
     monkeypatch.setenv("MEMDESK_CONFIG", str(tmp_path / "absent.toml"))
     db_path = tmp_path / "desk.sqlite3"
-    info = provision_db(db_path, module="tests.dashboard.quarantine_provision")
+    info = provision_db(db_path, module="tests.review.quarantine_provision")
     harness = HttpHarness(db_path, info["tokens"])
     try:
         yield harness, info
@@ -115,7 +115,7 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             # The desk: two decision cards, soonest expiry first, with a live countdown
             page.click("#nav-quarantine")
             expect(page.locator("h1")).to_have_text("Quarantine desk")
-            cards = page.locator("#desk .batch-card")
+            cards = page.locator("#desk .queue-card")
             expect(cards).to_have_count(2)
             expect(cards.nth(0)).to_have_attribute("id", f"batch-{to_reject}")
             reject_card = page.locator(f"#batch-{to_reject}")
@@ -161,7 +161,7 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             held.locator("details.decide-reject summary").click()
             held.locator("details.decide-reject select[name=reason]").select_option("wrong")
             held.locator("details.decide-reject button[type=submit]").click()
-            expect(held.locator(".batch-error")).to_contain_text(
+            expect(held.locator(".queue-error")).to_contain_text(
                 f"is claimed by user:{info['username']} until"
             )
             expect(held).to_have_attribute("data-status", "pending")
@@ -198,7 +198,7 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             reject_card.locator("details.decide-reject input[name=note]").fill("bot farm pushing prices")
             reject_card.locator("details.decide-reject input[name=note]").press("Enter")
             expect(reject_card).to_have_attribute("data-status", "denied")
-            expect(reject_card.locator(".batch-outcome")).to_contain_text("Rejected: 6 facts")
+            expect(reject_card.locator(".queue-outcome")).to_contain_text("Rejected: 6 facts")
             expect(reject_card.locator(".decision-reason")).to_have_text("poisoning: bot farm pushing prices")
             expect(badge).to_have_attribute("data-count", "1")  # out-of-band swap
             expect(page.locator("#desk-pending-count")).to_have_text("1")
@@ -243,7 +243,7 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             expect(late).to_have_attribute("open", "")
             late.locator("select[name=reason]").select_option("duplicate")
             late.locator("button[type=submit]").click()
-            expect(approve_card.locator(".batch-error")).to_contain_text(
+            expect(approve_card.locator(".queue-error")).to_contain_text(
                 "already decided (approved by user:rex)"
             )
             expect(approve_card).to_have_attribute("data-status", "approved")
@@ -256,7 +256,7 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             page.select_option("#q-status", "decided")
             expect(page.locator("#desk")).to_have_attribute("data-status", "decided")
             expect(page).to_have_url(re.compile(r"status=decided"))
-            expect(page.locator("#desk .batch-card")).to_have_count(2)
+            expect(page.locator("#desk .queue-card")).to_have_count(2)
 
             # The payload is text on the memory page too, and on the audit log
             reject_card = page.locator(f"#batch-{to_reject}")
@@ -318,11 +318,11 @@ def test_bulk_reject_over_a_filter_leaves_another_reviewers_claim_alone(server):
             page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
             sign_in(page, harness, info["username"], info["password"])
             page.goto(harness.base + f"/agents/{agent}/quarantine/")
-            expect(page.locator("#desk .batch-card")).to_have_count(4)
+            expect(page.locator("#desk .queue-card")).to_have_count(4)
             page.fill("#q-subject", "bulk")
             page.press("#q-subject", "Enter")
             expect(page).to_have_url(re.compile(r"q=bulk"))
-            expect(page.locator("#desk .batch-card")).to_have_count(3)
+            expect(page.locator("#desk .queue-card")).to_have_count(3)
             expect(page.locator(f"#batch-{b} .claim-holder")).to_have_text(f"user:{info['second_username']}")
 
             page.click("#bulk-reject")
@@ -338,7 +338,7 @@ def test_bulk_reject_over_a_filter_leaves_another_reviewers_claim_alone(server):
                 "Rejected 2 batches. 1 held by another reviewer left alone."
             )
             # the desk reloads itself (same filter) and the badge counts down by out-of-band swap
-            expect(page.locator("#desk .batch-card")).to_have_count(1)
+            expect(page.locator("#desk .queue-card")).to_have_count(1)
             expect(page.locator(f"#batch-{b}")).to_have_attribute("data-status", "pending")
             expect(page.locator("#quarantine-count")).to_have_attribute("data-count", "2")
             page.locator("[data-close-bulk]").first.click()

@@ -18,8 +18,8 @@ from django.utils import timezone
 
 from memory import engine
 from memory.models import Agent, ApprovalRequest, AuditEvent, Memory
-from tests.conftest import dt, login, make_user
-from tests.dashboard.conftest import assert_login_redirect, assert_same_404, make_burst
+from tests.conftest import dt, login, make_burst, make_user
+from tests.dashboard.conftest import assert_login_redirect, assert_same_404
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("guard_defaults")]
 HTMX = {"HX-Request": "true"}
@@ -28,15 +28,15 @@ XSS_IMG = "<img src=x onerror=alert(1)>"
 
 
 def url(agent_id: str) -> str:
-    return reverse("dashboard:quarantine", args=[agent_id])
+    return reverse("review:quarantine", args=[agent_id])
 
 
 def approve_url(agent_id: str, request_id: int) -> str:
-    return reverse("dashboard:quarantine_approve", args=[agent_id, request_id])
+    return reverse("review:quarantine_approve", args=[agent_id, request_id])
 
 
 def reject_url(agent_id: str, request_id: int) -> str:
-    return reverse("dashboard:quarantine_reject", args=[agent_id, request_id])
+    return reverse("review:quarantine_reject", args=[agent_id, request_id])
 
 
 def card_ids(html: str) -> list[int]:
@@ -250,7 +250,7 @@ def test_card_shows_what_approving_would_change(desk, agent, world):
 
 def test_preview_agrees_with_the_engine(agent, world):
     """The desk computes the preview for a whole page at once; it must say what ``approval_preview`` says."""
-    from dashboard import selectors
+    from review import selectors
 
     make_burst(agent.agent_id, "bob", origin="channel:other")
     requests = list(ApprovalRequest.objects.filter(agent_id=agent.agent_id))
@@ -286,9 +286,9 @@ def test_a_batch_close_to_its_ttl_is_flagged(desk, agent):
     late = make_burst(agent.agent_id, "late", start=now - timedelta(hours=23))
     fresh = make_burst(agent.agent_id, "fresh", start=now - timedelta(minutes=5))
     html = desk.get(url(agent.agent_id)).content.decode()
-    assert "batch-warn" in card(html, late.id) and "countdown-warn" in card(html, late.id)
+    assert "queue-warn" in card(html, late.id) and "countdown-warn" in card(html, late.id)
     assert re.search(r'role="timer"[^>]*>1 h \d\d min left<', card(html, late.id))
-    assert "batch-warn" not in card(html, fresh.id)
+    assert "queue-warn" not in card(html, fresh.id)
 
 
 def test_an_expired_batch_cannot_be_decided_and_says_so(desk, agent, world):
@@ -296,7 +296,7 @@ def test_an_expired_batch_cannot_be_decided_and_says_so(desk, agent, world):
     with time_machine.travel(batch.expires_at + timedelta(minutes=1), tick=False):
         html = desk.get(url(agent.agent_id)).content.decode()
         c = card(html, batch.id)
-        assert "expired — rejected automatically" in c and "batch-expired" in c
+        assert "expired — rejected automatically" in c and "queue-expired" in c
         assert "decide-form" not in c  # no forms
         response = desk.post(approve_url(agent.agent_id, batch.id), {"reason": "verified"}, headers=HTMX)
     assert response.status_code == 409

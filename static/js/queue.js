@@ -1,17 +1,29 @@
-/* memdesk quarantine desk: live TTL, claim and undo countdowns; keyboard shortcuts (j/k move, a approve,
-   r reject, s skip, c claim/release, u undo, ? help); the undo toast; the bulk panel.
+/* memdesk queues (review/queue.py): live time-limit, claim and undo countdowns; keyboard shortcuts (j/k move,
+   a approve, r reject, s skip, c claim/release, u undo, ? help); the undo toast; the bulk panel.
+   The list is #desk[data-queue]: its cards are .queue-card (id "<kind>-<id>", data-status, data-held, ...);
+   the desk names its items (data-noun), says when one is flagged (data-warn-secs) and what an expired
+   countdown reads (data-expired-text).
    Text only: never innerHTML. Works on cards swapped in by HTMX: everything is looked up when needed. */
 (function () {
   "use strict";
 
-  var WARN_MS = 2 * 3600 * 1000;
   var skew = 0; // the server's clock minus this browser's, so the countdown agrees with the server
 
   var skewFrom = null; // the server time the skew was read from: only a freshly rendered desk gives a new one
 
+  function desk() { return document.querySelector("#desk[data-queue]"); }
+
+  function deskSetting(name, fallback) {
+    var d = desk();
+    var value = d ? d.getAttribute(name) : null;
+    return value === null || value === "" ? fallback : value;
+  }
+
+  function noun() { return deskSetting("data-noun", "item"); }
+
   function readSkew() {
-    var desk = document.getElementById("desk");
-    var stamp = desk ? desk.getAttribute("data-server-now") || "" : "";
+    var d = desk();
+    var stamp = d ? d.getAttribute("data-server-now") || "" : "";
     if (stamp === skewFrom) return; // a card swap leaves the desk's (older) time: keep the skew
     var server = Date.parse(stamp);
     if (!isNaN(server)) {
@@ -24,7 +36,7 @@
 
   // Same wording as the server's ``countdown`` filter.
   function format(ms) {
-    if (ms <= 0) return "expired — rejected automatically";
+    if (ms <= 0) return deskSetting("data-expired-text", "expired");
     var s = Math.floor(ms / 1000);
     var h = Math.floor(s / 3600);
     var m = Math.floor((s % 3600) / 60);
@@ -47,7 +59,7 @@
         // claims end by themselves; the server compares the same times
         badge.classList.add("claim-expired");
         if (label) label.textContent = "claim expired";
-        var card = badge.closest(".batch-card");
+        var card = badge.closest(".queue-card");
         if (card) card.removeAttribute("data-held");
       } else if (label) {
         var text = short(left);
@@ -72,22 +84,23 @@
 
   function tick() {
     var now = Date.now() + skew;
+    var warnMs = Number(deskSetting("data-warn-secs", "0")) * 1000;
     tickClaimsAndUndo(now);
-    var timers = document.querySelectorAll(".batch-pending [data-expires]");
+    var timers = document.querySelectorAll(".queue-pending [data-expires]");
     for (var i = 0; i < timers.length; i++) {
       var el = timers[i];
       var left = Date.parse(el.getAttribute("data-expires")) - now;
       if (isNaN(left)) continue;
       var text = format(left);
       if (el.textContent !== text) el.textContent = text;
-      el.classList.toggle("countdown-warn", left > 0 && left < WARN_MS);
+      el.classList.toggle("countdown-warn", left > 0 && left < warnMs);
       el.classList.toggle("countdown-expired", left <= 0);
-      var card = el.closest(".batch-card");
+      var card = el.closest(".queue-card");
       if (!card) continue;
-      card.classList.toggle("batch-warn", left > 0 && left < WARN_MS);
-      if (left <= 0 && !card.classList.contains("batch-expired")) {
-        // the server refuses decisions now; the TTL sweep rejects the batch
-        card.classList.add("batch-expired");
+      card.classList.toggle("queue-warn", left > 0 && left < warnMs);
+      if (left <= 0 && !card.classList.contains("queue-expired")) {
+        // the server refuses decisions now; the system decides the item when its time is up
+        card.classList.add("queue-expired");
         var fields = card.querySelectorAll(".decide button, .decide select, .decide input");
         for (var j = 0; j < fields.length; j++) fields[j].disabled = true;
       }
@@ -98,11 +111,11 @@
 
   var selectedId = null;
 
-  function cards() { return Array.prototype.slice.call(document.querySelectorAll("#desk .batch-card")); }
+  function cards() { return Array.prototype.slice.call(document.querySelectorAll("#desk .queue-card")); }
 
   function selected() {
     var active = document.activeElement;
-    var card = active && active.closest ? active.closest(".batch-card") : null;
+    var card = active && active.closest ? active.closest(".queue-card") : null;
     if (card) return card;
     return selectedId ? document.getElementById(selectedId) : null;
   }
@@ -133,8 +146,8 @@
     var card = selected() || move(1);
     if (!card) return;
     var details = card.querySelector("details[data-decision='" + kind + "']");
-    if (!details || card.classList.contains("batch-expired")) {
-      if (window.memdeskToast) window.memdeskToast("This batch cannot be decided any more.", "info");
+    if (!details || card.classList.contains("queue-expired")) {
+      if (window.memdeskToast) window.memdeskToast("This " + noun() + " cannot be decided any more.", "info");
       return;
     }
     var all = card.querySelectorAll("details[data-decision]");
@@ -145,11 +158,11 @@
 
   function pendingCards() {
     return cards().filter(function (c) {
-      return c.getAttribute("data-status") === "pending" && !c.classList.contains("batch-expired");
+      return c.getAttribute("data-status") === "pending" && !c.classList.contains("queue-expired");
     });
   }
 
-  // s: skip to the next pending batch (wrapping around), leaving this one as it is
+  // s: skip to the next pending item (wrapping around), leaving this one as it is
   function skip() {
     var list = cards();
     var current = selected();
@@ -161,7 +174,7 @@
         return;
       }
     }
-    if (window.memdeskToast) window.memdeskToast("No other pending batch to skip to.", "info");
+    if (window.memdeskToast) window.memdeskToast("No other pending " + noun() + " to skip to.", "info");
   }
 
   function submit(form) {
@@ -171,13 +184,13 @@
     return true;
   }
 
-  // c: claim the selected batch, or release one's own claim
+  // c: claim the selected item, or release one's own claim
   function claim() {
     var card = selected() || move(1);
     if (!card) return;
     if (!submit(card.querySelector(".claim-form")) && window.memdeskToast) {
       window.memdeskToast(
-        card.getAttribute("data-held") ? "Another reviewer holds this batch." : "This batch cannot be claimed.",
+        card.getAttribute("data-held") ? "Another reviewer holds this " + noun() + "." : "This " + noun() + " cannot be claimed.",
         "info"
       );
     }
@@ -200,16 +213,16 @@
     }
     var target = lastUndo;
     lastUndo = null;
-    var form = document.querySelector("#batch-" + target.batch + " .undo-form");
-    if (submit(form)) return;
-    if (window.htmx) window.htmx.ajax("POST", target.url, { target: "#batch-" + target.batch, swap: "outerHTML" });
+    var card = document.getElementById(target.card);
+    if (submit(card ? card.querySelector(".undo-form") : null)) return;
+    if (window.htmx) window.htmx.ajax("POST", target.url, { target: "#" + target.card, swap: "outerHTML" });
   }
 
   // The server offers the undo after a decision: a toast with an Undo button for the window's length.
   document.addEventListener("memdesk:undo", function (event) {
     var d = event.detail || {};
-    if (!d.url || !d.until) return;
-    lastUndo = { batch: d.batch, url: d.url, until: d.until };
+    if (!d.url || !d.until || !d.card) return;
+    lastUndo = { card: d.card, url: d.url, until: d.until };
     var box = document.getElementById("toasts");
     if (!box) return;
     var old = box.querySelectorAll(".toast-undo");
@@ -218,7 +231,7 @@
     item.className = "toast toast-info toast-undo";
     item.setAttribute("role", "status");
     item.setAttribute("data-undo-until", d.until);
-    item.setAttribute("data-batch", String(d.batch));
+    item.setAttribute("data-card", String(d.card));
     var span = document.createElement("span");
     span.textContent = String(d.text || "Undo the decision") + " ";
     var left = document.createElement("span");
@@ -230,7 +243,7 @@
     button.className = "toast-undo-button";
     button.textContent = "Undo";
     button.addEventListener("click", function () {
-      lastUndo = { batch: d.batch, url: d.url, until: d.until };
+      lastUndo = { card: d.card, url: d.url, until: d.until };
       item.remove();
       undo();
     });
@@ -260,7 +273,7 @@
 
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
-    if (!document.getElementById("desk")) return;
+    if (!desk()) return;
     var help = document.getElementById("keys-help");
     if (help && help.open) return; // the dialog handles Esc itself
     if (event.key === "Escape") {
@@ -298,13 +311,13 @@
     }
   });
 
-  // After a decision the card comes back decided: move on to the next pending batch. After a refusal it comes
+  // After a decision the card comes back decided: move on to the next pending item. After a refusal it comes
   // back with the error: keep it selected, with the focus on the field to fix.
   var deciding = null;
   document.addEventListener("htmx:beforeRequest", function (event) {
     var elt = event.detail.elt;
     var form = elt && elt.closest ? elt.closest(".decide-form, .undo-form, .claim-form") : null;
-    var card = form ? form.closest(".batch-card") : null;
+    var card = form ? form.closest(".queue-card") : null;
     deciding = card ? card.id : null;
   });
   document.addEventListener("htmx:afterSettle", function () {
@@ -315,7 +328,7 @@
     deciding = null;
     if (!card) return;
     if (card.getAttribute("data-status") === "pending") {
-      var toasts = document.querySelectorAll(".toast-undo[data-batch='" + card.getAttribute("data-batch") + "']");
+      var toasts = document.querySelectorAll(".toast-undo[data-card='" + card.id + "']");
       for (var t = 0; t < toasts.length; t++) toasts[t].remove(); // undone: nothing left to undo
       select(card);
       var bad = card.querySelector("details[open] .field-error");
@@ -326,7 +339,7 @@
     var list = cards();
     var after = list.slice(list.indexOf(card) + 1).concat(list.slice(0, list.indexOf(card)));
     for (var i = 0; i < after.length; i++) {
-      if (after[i].getAttribute("data-status") === "pending" && !after[i].classList.contains("batch-expired")) {
+      if (after[i].getAttribute("data-status") === "pending" && !after[i].classList.contains("queue-expired")) {
         select(after[i]);
         return;
       }

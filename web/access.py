@@ -1,4 +1,4 @@
-"""Who may see which agent (SPEC D1). Every dashboard view goes through these helpers.
+"""Who may see which agent (SPEC D1), and the pages that say a role is too low. Every view goes through these.
 
 Rules:
 - a user sees the agents of the teams they belong to;
@@ -6,43 +6,54 @@ Rules:
 - any agent id the user cannot see is a 404, byte for byte the same as an id that does not exist;
 - roles (viewer < reviewer < curator < admin) are checked with ``Membership.has_role``; a superuser passes
   every role check on the agents they can see.
+
+Navigation badges (e.g. the quarantine desk's pending count) are annotations on the agent this module loads:
+an app registers one with ``register_nav_count`` when it starts, so the counts cost no query of their own and
+this module imports no app.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q, QuerySet
+from django.db.models import Expression, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import resolve_url
+from django.shortcuts import render, resolve_url
+from django.utils.cache import patch_vary_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from memory.models import Agent, Membership, Role
 
-from .selectors import pending_batches_expr
+from .http import HtmxHttpRequest
 
 NOT_FOUND_MESSAGE = "No such agent."
+REVIEW_ROLES = (Role.REVIEWER, Role.CURATOR, Role.ADMIN)
+
+_nav_counts: dict[str, Callable[[], Expression]] = {}
+
+
+def register_nav_count(name: str, expression: Callable[[], Expression]) -> None:
+    """Annotate every agent ``visible_agents`` loads with ``name``: ``expression()`` is a subquery on the
+    outer agent (``OuterRef("agent_id")``) that the navigation shows as a badge. Registering a name again
+    replaces it (apps register once, in ``AppConfig.ready``)."""
+    _nav_counts[name] = expression
 
 
 def visible_agents(user: Any) -> QuerySet[Agent]:
-    """Agents ``user`` may see, with their team and their number of pending quarantine batches
-    (``pending_batches``, for the navigation badge) loaded: one query when evaluated."""
+    """Agents ``user`` may see, with their team and the registered navigation counts (e.g.
+    ``pending_batches``) loaded: one query when evaluated."""
     if user is None or not user.is_authenticated or not user.is_active:
         return Agent.objects.none()
     visible = Q(team_id__in=Membership.objects.filter(user=user).values("team_id"))
     if user.is_superuser:
         visible |= Q(team__isnull=True)
-    return (
-        Agent.objects.filter(visible)
-        .select_related("team")
-        .annotate(pending_batches=pending_batches_expr())
-        .order_by("agent_id")
-    )
+    counts = {name: expression() for name, expression in _nav_counts.items()}
+    return Agent.objects.filter(visible).select_related("team").annotate(**counts).order_by("agent_id")
 
 
 class AgentAccess:
@@ -101,3 +112,44 @@ def login_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
         return redirect_to_login(request.get_full_path(), resolve_url(settings.LOGIN_URL))
 
     return wrapper
+
+
+# --- role gates: a real page (403) that says who to ask -----------------------------------------------------
+
+
+def team_members(team_id: int | None, roles: Iterable[str]) -> list[str]:
+    """Usernames of a team's members holding one of ``roles``, one query."""
+    if team_id is None:
+        return []
+    return list(
+        Membership.objects.filter(team_id=team_id, role__in=list(roles))
+        .order_by("user__username")
+        .values_list("user__username", flat=True)
+    )
+
+
+def _refused(request: HtmxHttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
+    response = render(request, template, context, status=403)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+def reviewers_only(request: HtmxHttpRequest, access: AgentAccess, page: str) -> HttpResponse:
+    """A viewer: say so (403), and name who can review."""
+    context = {
+        "agent": access.agent,
+        "role": access.role,
+        "page_name": page,
+        "reviewers": team_members(access.agent.team_id, REVIEW_ROLES),
+    }
+    return _refused(request, "web/reviewers_only.html", context)
+
+
+def admins_only(request: HtmxHttpRequest, access: AgentAccess) -> HttpResponse:
+    """A member who is not an admin: say so (403), and name who to ask."""
+    context = {
+        "agent": access.agent,
+        "role": access.role,
+        "admins": team_members(access.agent.team_id, (Role.ADMIN,)),
+    }
+    return _refused(request, "web/admins_only.html", context)

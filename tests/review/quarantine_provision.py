@@ -1,6 +1,6 @@
 """Provision a migrated SQLite file for the quarantine browser test; print what the test needs as JSON.
 
-Run in a child process (``python -m tests.dashboard.quarantine_provision``) with ``MEMDESK_SQLITE_PATH``
+Run in a child process (``python -m tests.review.quarantine_provision``) with ``MEMDESK_SQLITE_PATH``
 pointing at the file the uvicorn child serves: a team, a reviewer who signs in (and a second one who sees the first one's claims), the agent, and an external
 MCP token of that agent (its writes get the ``mcp_external`` origin, and the burst guard).
 """

@@ -14,27 +14,26 @@ from django.utils import timezone
 
 from memory import engine
 from memory.models import ApprovalRequest, AuditEvent, FactWrite
-from tests.conftest import login, make_user
-from tests.dashboard.conftest import make_burst
-from tests.dashboard.test_quarantine import HTMX, approve_url, card, card_ids, reject_url, status_of, url
+from tests.conftest import login, make_burst, make_user
+from tests.review.test_quarantine import HTMX, approve_url, card, card_ids, reject_url, status_of, url
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("guard_defaults")]
 
 
 def claim_url(agent_id: str, request_id: int) -> str:
-    return reverse("dashboard:quarantine_claim", args=[agent_id, request_id])
+    return reverse("review:quarantine_claim", args=[agent_id, request_id])
 
 
 def release_url(agent_id: str, request_id: int) -> str:
-    return reverse("dashboard:quarantine_release", args=[agent_id, request_id])
+    return reverse("review:quarantine_release", args=[agent_id, request_id])
 
 
 def undo_url(agent_id: str, request_id: int) -> str:
-    return reverse("dashboard:quarantine_undo", args=[agent_id, request_id])
+    return reverse("review:quarantine_undo", args=[agent_id, request_id])
 
 
 def bulk_url(agent_id: str) -> str:
-    return reverse("dashboard:quarantine_bulk", args=[agent_id])
+    return reverse("review:quarantine_bulk", args=[agent_id])
 
 
 @pytest.fixture
@@ -179,7 +178,7 @@ def test_a_decision_offers_an_undo_that_puts_the_batch_back(desk, agent, batch):
     response = desk.post(approve_url(aid, batch.id), {"reason": "verified"}, headers=HTMX)
     trigger = json.loads(response["HX-Trigger"])
     offer = trigger["memdesk:undo"]
-    assert offer["batch"] == batch.id and offer["url"] == undo_url(aid, batch.id)
+    assert offer["card"] == f"batch-{batch.id}" and offer["url"] == undo_url(aid, batch.id)
     assert offer["text"] == f"Undo the approval of #{batch.id}"
     assert trigger["memdesk:toast"]["text"].startswith("Approved: 5 facts")
     c = card(response.content.decode(), batch.id)

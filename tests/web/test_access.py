@@ -1,4 +1,4 @@
-"""dashboard.access: who sees which agent, role checks, and the login redirect for HTMX requests."""
+"""web.access: who sees which agent, role checks, and the login redirect for HTMX requests."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.urls import reverse
 
-from dashboard.access import agent_access, visible_agents
 from memory.models import Agent, Membership, Role
 from tests.conftest import login, make_user
+from web.access import agent_access, visible_agents
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,130 @@
+"""The quarantine desk (SPEC D3, P8) as a queue kind: batches the burst guard held back, decided through
+``engine.quarantine_*``. Its parts (intro, filters, the evidence card) are in templates/review/_quarantine.html.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from django.urls import reverse
+
+from dashboard.selectors import origin_classes
+from memory import engine
+from memory.config import guard_settings
+from memory.models import ApprovalRequest
+
+from . import selectors
+from .forms import QuarantineFilterForm, quarantine_reasons
+from .queue import Outcome, QueueCard, QueueKind
+
+EXPIRING_CHOICES = (1, 2, 6, 12, 24)
+
+
+def batch_facts(batch: ApprovalRequest) -> str:
+    n = len(batch.payload.get("ids", []))
+    return f"{n} fact{'s' if n != 1 else ''} about “{batch.subject}”"
+
+
+class QuarantineDesk(QueueKind):
+    name = "quarantine"
+    title = "quarantine desk"
+    short_title = "Quarantine"
+    noun, nouns = "batch", "batches"
+    dom = "batch"
+    parts = "review/_quarantine.html"
+    count_template = "review/_quarantine_count.html"
+    nav_count = "pending_batches"
+    filter_form = QuarantineFilterForm
+    item_filter = "batch"
+    bulk_keys = ("origin_class", "origin", "q", "expiring", "batch")
+    claim_secs = engine.CLAIM_SECS
+    undo_secs = engine.UNDO_SECS
+    bulk_max = engine.MAX_BULK
+    card_class = selectors.BatchCard
+    order_text = "soonest expiry first"
+    expiry_outcome = "Rejected automatically"
+    expired_text = "expired — rejected automatically"
+    approve_effect = "approved (released to the agent)"
+    reject_effect = "rejected (retracted, trust crushed)"
+    high_impact_text = "that would supersede current facts"
+
+    def items(self, agent_id: str, filters: dict[str, Any], *, now: datetime) -> Any:
+        return selectors.filtered_requests(agent_id, filters, status=filters["status"], now=now)
+
+    def item(self, agent_id: str, item_id: int) -> ApprovalRequest | None:
+        return selectors.approval_request(agent_id, item_id)
+
+    def cards(
+        self, agent_id: str, items: Iterable[ApprovalRequest], *, now: datetime, actor: str
+    ) -> list[QueueCard]:
+        return list(selectors.batch_cards(agent_id, items, now=now, actor=actor))
+
+    def pending_count(self, agent_id: str) -> int:
+        return selectors.pending_batch_count(agent_id)
+
+    def bulk_items(self, agent_id: str, filters: dict[str, Any], *, now: datetime) -> list[ApprovalRequest]:
+        return selectors.decidable_requests(agent_id, filters, now=now)
+
+    def high_impact(
+        self, agent_id: str, items: list[ApprovalRequest], *, decision: str, now: datetime
+    ) -> list[tuple[int, int]]:
+        """An approval that would supersede current facts is decided one by one; a rejection changes nothing
+        agents read, so it never is high impact."""
+        if decision != "approve":
+            return []
+        cards = selectors.batch_cards(agent_id, items, now=now)
+        return [(c.id, c.effects["supersede"]) for c in cards if c.effects["supersede"]]
+
+    def page_context(self, agent_id: str) -> dict[str, Any]:
+        origins = selectors.approval_origins(agent_id)
+        return {
+            "origins": origins,
+            "origin_classes": origin_classes(origins),
+            "guard": guard_settings(),
+            "expiring_choices": EXPIRING_CHOICES,
+        }
+
+    def reasons(self, decision: str) -> list[tuple[str, str]]:
+        return quarantine_reasons(decision)
+
+    def log_url(self, agent_id: str, item_id: int | None = None) -> str:
+        url = reverse("dashboard:audit", args=[agent_id])
+        return url if item_id is None else f"{url}?batch={item_id}"
+
+    def decide(self, item: ApprovalRequest, *, decision: str, actor: str, reason: str) -> ApprovalRequest:
+        act = engine.quarantine_approve if decision == "approve" else engine.quarantine_reject
+        return act(request_id=item.id, actor=actor, reason=reason)
+
+    def claim(self, item: ApprovalRequest, *, actor: str) -> ApprovalRequest:
+        return engine.quarantine_claim(request_id=item.id, actor=actor)
+
+    def release(self, item: ApprovalRequest, *, actor: str) -> ApprovalRequest:
+        return engine.quarantine_release(request_id=item.id, actor=actor)
+
+    def undo(self, item: ApprovalRequest, *, actor: str) -> ApprovalRequest:
+        return engine.quarantine_undo(request_id=item.id, actor=actor)
+
+    def bulk(self, agent_id: str, ids: list[int], *, decision: str, actor: str, reason: str) -> list[Outcome]:
+        outcomes = engine.quarantine_bulk(
+            agent_id=agent_id, request_ids=ids, decision=decision, actor=actor, reason=reason
+        )
+        return [
+            Outcome(
+                o.request_id, o.outcome, selectors.APPROVAL_LABELS.get(o.outcome, o.outcome), o.code, o.holder
+            )
+            for o in outcomes
+        ]
+
+    def decided_note(self, item: ApprovalRequest, decision: str) -> str:
+        facts = batch_facts(item)
+        if decision == "approve":
+            return f"Approved: {facts} released to the agent."
+        return f"Rejected: {facts} retracted."
+
+    def undone_note(self, item: ApprovalRequest) -> str:
+        return f"Undone: {batch_facts(item)} are held again (batch #{item.id}, claimed by you)."
+
+
+DESK = QuarantineDesk()

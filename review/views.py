@@ -1,0 +1,65 @@
+"""The queues' pages, one set of views for every queue kind (review/urls.py passes the kind). Each view:
+parse → check permission (the kind's role, reviewers by default, on an agent of the user's team) → call the
+queue component (review/queue.py), which changes things through the kind's engine calls → render.
+
+No view writes memory rows; another agent's item id is a 404 exactly like a missing one.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+
+from web.access import agent_access, login_required, reviewers_only
+from web.http import HtmxHttpRequest
+
+from . import queue
+from .queue import QueueKind
+
+
+@login_required
+@require_safe
+def queue_page(request: HtmxHttpRequest, agent_id: str, kind: QueueKind) -> HttpResponse:
+    """The queue's items as decision cards, pending ones first; decided ones read-only under a filter."""
+    access = agent_access(request.user, agent_id)
+    if not access.has_role(kind.role):
+        return reviewers_only(request, access, kind.title)
+    return queue.page(request, kind, access)
+
+
+@login_required
+@require_POST
+def queue_decide(
+    request: HtmxHttpRequest, agent_id: str, item_id: int, kind: QueueKind, decision: str
+) -> HttpResponse:
+    """Approve or reject one item, with a required reason (``queue.decide``)."""
+    access = agent_access(request.user, agent_id, role=kind.role)
+    return queue.decide(request, kind, access, queue.item_or_404(kind, access, item_id), decision)
+
+
+@login_required
+@require_POST
+def queue_claim(
+    request: HtmxHttpRequest, agent_id: str, item_id: int, kind: QueueKind, action: str
+) -> HttpResponse:
+    """Claim a pending item while working on it, or release one's claim (``queue.claim``)."""
+    access = agent_access(request.user, agent_id, role=kind.role)
+    return queue.claim(request, kind, access, queue.item_or_404(kind, access, item_id), action)
+
+
+@login_required
+@require_POST
+def queue_undo(request: HtmxHttpRequest, agent_id: str, item_id: int, kind: QueueKind) -> HttpResponse:
+    """Undo one's own decision inside the short window (``queue.undo``)."""
+    access = agent_access(request.user, agent_id, role=kind.role)
+    return queue.undo(request, kind, access, queue.item_or_404(kind, access, item_id))
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def queue_bulk(request: HtmxHttpRequest, agent_id: str, kind: QueueKind) -> HttpResponse:
+    """Preview (GET) or make (POST) a decision over every pending item matching the filter (``queue.bulk``)."""
+    access = agent_access(request.user, agent_id)
+    if not access.has_role(kind.role):
+        return reviewers_only(request, access, kind.title)
+    return queue.bulk(request, kind, access)
