@@ -126,3 +126,16 @@ def csrf_client() -> Client:
 def login(client: Client, user) -> Client:
     client.force_login(user)
     return client
+
+
+# --- the LLM layer (SPEC B0) -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_llm():
+    """A scripted OpenAI-compatible server on 127.0.0.1 (tests/fake_llm.py), closed after the test."""
+    from tests.fake_llm import FakeLLM
+
+    server = FakeLLM()
+    yield server
+    server.close()
