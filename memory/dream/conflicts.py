@@ -10,8 +10,8 @@ memories by their rarest tokens (prefix filtering), so the work grows with the n
   predicate names (``deploy_target`` / ``deploy_targets``);
 * (c) a single-valued predicate with two current values under subjects that are one entity (aliases, or
   spellings that normalise alike) or under synonym predicates;
-* (d) plain memories (no triple) with near-duplicate content, or high token overlap plus a negation or change
-  cue on one side only.
+* (d) plain memories (no triple) with near-duplicate content (and the same numbers), or a high token overlap
+  (tokens common in this agent's memories weighted down) plus a negation or change cue on one side only.
 
 Each candidate carries its rule, the older row (``old``, learned first), the newer (``new``) and the ``context``
 to hand to ``judge``. Nothing here applies a verdict.
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -44,7 +44,6 @@ from .text import (
     near_predicate,
     normalize_predicate,
     normalize_text,
-    overlap,
     similarity,
     tokens,
     value_key,
@@ -54,7 +53,7 @@ __all__ = ["DEFAULT_LIMIT", "RULES", "Candidate", "CandidateScan", "Row", "find_
 
 RULES = ("a", "b", "c", "d")
 DEFAULT_LIMIT = 200
-MAX_LIMIT = 10_000
+MAX_LIMIT = 50_000
 NEAR_BUCKET = 40  # distinct values in a bucket compared pairwise; larger buckets are blocked by first word
 MAX_POSTING = 100  # a token shared by more plain memories than this makes no pairs (it is a stop word here)
 TOKEN_CHARS = 2_000  # characters of a plain memory read for its tokens
@@ -434,78 +433,96 @@ def _predecessor_pairs(
 # --- plain memories: rule (d) ----------------------------------------------------------------------------
 
 
+class _Plain:
+    """The plain memories of one scan: normalised texts, token sets, document frequencies, cues (memoised)."""
+
+    def __init__(self, plain: list[tuple[str, str, tuple[datetime, str]]]) -> None:
+        self.plain = plain
+        self.texts = [normalize_text(content).rstrip(" .!。！") for _, content, _ in plain]
+        self.toks: list[set[str]] = [set() for _ in plain]
+        self.df: dict[str, int] = defaultdict(int)
+        self._cues: dict[int, frozenset[str]] = {}
+
+    def weight(self, token: str) -> float:
+        """1 for a token in at most max(5, N / 200) of the N memories; less, in proportion, for a commoner one."""
+        common = max(5.0, len(self.plain) / 200)
+        return min(1.0, common / max(1, self.df[token]))
+
+    def weighted_overlap(self, i: int, j: int) -> float:
+        """Overlap coefficient with common tokens weighted down: shared boilerplate ("团队", "做发布") counts
+        little, shared names fully."""
+        a, b = self.toks[i], self.toks[j]
+        shared = sum(self.weight(t) for t in a & b)
+        return shared / min(sum(self.weight(t) for t in a), sum(self.weight(t) for t in b))
+
+    def cues(self, i: int) -> frozenset[str]:
+        if i not in self._cues:
+            self._cues[i] = cues(self.texts[i])
+        return self._cues[i]
+
+    def pair(self, i: int, j: int, why: str) -> _Pair:
+        a, b = self.plain[i], self.plain[j]
+        old, new = (a, b) if a[2] <= b[2] else (b, a)
+        return _Pair("d", old[0], new[0], why, same_subject=False)
+
+    def check(self, i: int, j: int) -> _Pair | None:
+        """Memories sharing at least HIGH_OVERLAP of the shorter one's tokens: a negation or change cue on one
+        side only and the same overlap with common tokens weighted down, or else a near-duplicate text with the
+        same numbers ("ticket 12" and "ticket 13" are no duplicates)."""
+        a, b = self.toks[i], self.toks[j]
+        if len(a & b) < HIGH_OVERLAP * min(len(a), len(b)):
+            return None
+        flipped = self.cues(i) ^ self.cues(j)
+        if flipped:
+            weighted = self.weighted_overlap(i, j)
+            if weighted < HIGH_OVERLAP:
+                return None
+            return self.pair(i, j, f"overlap {weighted:.2f} and a change cue ({', '.join(sorted(flipped))})")
+        sim = similarity(self.texts[i], self.texts[j])
+        if sim >= NEAR_TEXT and digits(self.texts[i]) == digits(self.texts[j]):
+            return self.pair(i, j, f"near-duplicate text ({sim:.2f})")
+        return None
+
+
 def _plain_pairs(plain: list[tuple[str, str, tuple[datetime, str]]]) -> Iterator[_Pair]:
-    """Exact duplicates by normalised text; then prefix filtering for overlap >= HIGH_OVERLAP: with tokens in
-    a global rarest-first order, when the smaller memory x shares at least ceil(t * |x|) tokens with y, one of
-    them is among x's first |x| - ceil(t * |x|) + 1 tokens. So each memory probes the postings of its prefix
-    only, against memories at least its size. Postings longer than MAX_POSTING are skipped (stop words here)."""
-    texts = [normalize_text(content).rstrip(" .!。！") for _, content, _ in plain]
+    """Exact duplicates by normalised text, then pairs sharing at least HIGH_OVERLAP of the smaller memory's
+    tokens, found by prefix filtering: with tokens in a global rarest-first order, a memory x that shares
+    ``need = ceil(t * |x|)`` tokens with a larger y shares at least ``need - (|x| - L)`` of its first L tokens
+    with it. Each memory counts, over the postings of its first ``L = |x| - need + 2`` tokens, how many each
+    other memory holds, and only those reaching the bound are checked. Postings longer than MAX_POSTING are
+    skipped (stop words here)."""
+    index = _Plain(plain)
     exact: dict[str, int] = {}
-    for i, text in enumerate(texts):
+    for i, text in enumerate(index.texts):
         first = exact.setdefault(text, i)
         if first != i:
-            yield _plain_pair(plain, first, i, "the same text after normalisation")
-    live = [i for i, text in enumerate(texts) if exact[text] == i]
-    toks: list[set[str]] = [set() for _ in texts]
-    df: dict[str, int] = defaultdict(int)
+            yield index.pair(first, i, "the same text after normalisation")
+    live = [i for i, text in enumerate(index.texts) if exact[text] == i]
     postings: dict[str, list[int]] = defaultdict(list)
     for i in live:
-        toks[i] = tokens(texts[i])
-        for t in toks[i]:
-            df[t] += 1
+        index.toks[i] = tokens(index.texts[i])
+        for t in index.toks[i]:
+            index.df[t] += 1
             postings[t].append(i)
-    cue_memo: dict[int, frozenset[str]] = {}
-
-    def cue(i: int) -> frozenset[str]:
-        if i not in cue_memo:
-            cue_memo[i] = cues(texts[i])
-        return cue_memo[i]
-
-    checked: set[tuple[int, int]] = set()
+    df = index.df
     for i in live:
-        size = len(toks[i])
+        size = len(index.toks[i])
         if not size:
             continue
-        ranked = sorted(toks[i], key=lambda t: (df[t], t))
-        for t in ranked[: size - math.ceil(HIGH_OVERLAP * size) + 1]:
+        need = math.ceil(HIGH_OVERLAP * size)
+        length = min(size, size - need + 2)
+        required = max(1, need - (size - length))
+        counts: Counter[int] = Counter()
+        for t in sorted(index.toks[i], key=lambda t: (df[t], t))[:length]:
             members = postings[t]
-            if len(members) > MAX_POSTING:
+            if len(members) <= MAX_POSTING:
+                counts.update(members)
+        for j, shared in counts.items():
+            if shared < required or j == i:
                 continue
-            for j in members:
-                if j == i or len(toks[j]) < size:
-                    continue
-                key = (i, j) if i < j else (j, i)
-                if key in checked:
-                    continue
-                checked.add(key)
-                pair = _check_plain(plain, texts, toks, cue, i, j)
-                if pair is not None:
-                    yield pair
-
-
-def _check_plain(
-    plain: list[tuple[str, str, tuple[datetime, str]]],
-    texts: list[str],
-    toks: list[set[str]],
-    cue: Callable[[int], frozenset[str]],
-    i: int,
-    j: int,
-) -> _Pair | None:
-    shared = overlap(toks[i], toks[j])
-    if shared < HIGH_OVERLAP:
-        return None
-    flipped = cue(i) ^ cue(j)
-    if flipped:
-        return _plain_pair(
-            plain, i, j, f"overlap {shared:.2f} and a change cue ({', '.join(sorted(flipped))})"
-        )
-    sim = similarity(texts[i], texts[j])
-    if sim >= NEAR_TEXT and digits(texts[i]) == digits(texts[j]):  # "ticket 12" / "ticket 13": no duplicate
-        return _plain_pair(plain, i, j, f"near-duplicate text ({sim:.2f})")
-    return None
-
-
-def _plain_pair(plain: list[tuple[str, str, tuple[datetime, str]]], i: int, j: int, why: str) -> _Pair:
-    a, b = plain[i], plain[j]
-    old, new = (a, b) if a[2] <= b[2] else (b, a)
-    return _Pair("d", old[0], new[0], why, same_subject=False)
+            other = len(index.toks[j])
+            if other < size or (other == size and j < i):  # each pair once, from its smaller side
+                continue
+            pair = index.check(i, j)
+            if pair is not None:
+                yield pair
