@@ -201,13 +201,13 @@ class LLMClient:
         """One call; the reply's JSON object, valid against ``schema``. Raises ``LLMFailure``."""
         model = self.settings.strong_model if strong else self.settings.model
         self.budget.take()
-        messages = build_messages(instructions=instructions, data=data, schema=schema)
+        messages: Any = build_messages(instructions=instructions, data=data, schema=schema)
         try:
             reply = self._client.chat.completions.create(
                 model=model,
                 messages=messages,
                 temperature=0,
-                max_tokens=MAX_TOKENS,  # type: ignore[arg-type]
+                max_tokens=MAX_TOKENS,
             )
         except openai.APITimeoutError as exc:
             raise self._failed("timeout", f"no reply within {self.settings.timeout_s:g} s", model) from exc

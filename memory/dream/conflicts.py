@@ -258,9 +258,9 @@ def _load_facts(agent_id: str, at: datetime, names: _Names) -> list[_Fact]:
     )
     out = []
     for row_id, subject, predicate, obj, supersedes, ingested_at in rows:
-        fact = _Fact(row_id, subject, predicate, obj, supersedes, _order(ingested_at, row_id))
-        fact.entity = names.entity(subject)
-        fact.pred_norm, fact.pred, fact.vtype = names.predicate(predicate)
+        fact = _Fact(row_id, subject or "", predicate or "", obj, supersedes, _order(ingested_at, row_id))
+        fact.entity = names.entity(fact.subject)
+        fact.pred_norm, fact.pred, fact.vtype = names.predicate(fact.predicate)
         fact.value = names.value(obj, fact.vtype)
         out.append(fact)
     return out

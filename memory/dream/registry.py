@@ -278,7 +278,7 @@ def _parse_spec(raw_name: str, body: Any, problems: list[str]) -> PredicateSpec 
     for key, bound in (("min", low), ("max", high)):
         if bound is not None and not _is_int(bound):
             problems.append(f"{where}.{key}: must be an integer")
-    if _is_int(low) and _is_int(high) and low > high:
+    if isinstance(low, int) and isinstance(high, int) and _is_int(low) and _is_int(high) and low > high:
         problems.append(f"{where}: min {low} is above max {high}")
     values = body.get("values", [])
     if kind == "enum" and (
@@ -303,7 +303,7 @@ def _parse_spec(raw_name: str, body: Any, problems: list[str]) -> PredicateSpec 
         return None
     return PredicateSpec(
         name=name,
-        type=kind,
+        type=str(kind),
         cardinality=cardinality,
         acyclic=body.get("acyclic", False),
         synonyms=tuple(dict.fromkeys(s for s in map(normalize_predicate, synonyms) if s != name)),
