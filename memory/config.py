@@ -1,9 +1,10 @@
-"""``memdesk.toml`` (path from MEMDESK_CONFIG): engine settings with fail-safe defaults (SPEC P6)."""
+"""``memdesk.toml`` (path from MEMDESK_CONFIG): settings with fail-safe defaults (SPEC P6, B0, B3)."""
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,3 +94,112 @@ def guard_settings() -> GuardSettings:
     result = GuardSettings(**values)
     _cache[str(path)] = (mtime, result)
     return result
+
+
+# --- [llm] (SPEC B0) ------------------------------------------------------------------------------------------
+
+_section_cache: dict[tuple[str, str], tuple[float, Any]] = {}
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """An OpenAI-compatible endpoint. ``api_key_env`` names the environment variable holding the key ("" for a
+    local server that needs none); ``strong_model`` defaults to ``model``."""
+
+    base_url: str
+    model: str
+    strong_model: str
+    api_key_env: str = ""
+    timeout_s: float = 20.0
+    max_calls_per_run: int = 200
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return -1.0
+
+
+def _cached(name: str, path: Path, build: Any) -> Any:
+    mtime = _mtime(path)
+    key = (name, str(path))
+    hit = _section_cache.get(key)
+    if hit and hit[0] == mtime:
+        return hit[1]
+    data = _read(path) if mtime >= 0 else None
+    value = build(path, data)
+    _section_cache[key] = (mtime, value)
+    return value
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _build_llm(path: Path, data: dict[str, Any] | None) -> LLMSettings | None:
+    if data is None or "llm" not in data:
+        return None
+    section = data["llm"]
+    if not isinstance(section, dict):
+        _warn_once(f"{path}:llm", f"memdesk config {path}: [llm] is not a table; the LLM layer is off")
+        return None
+    checks: dict[str, Any] = {
+        "base_url": lambda v: isinstance(v, str) and v.startswith(("http://", "https://")) and len(v) <= 2048,
+        "model": lambda v: isinstance(v, str) and 0 < len(v.strip()) <= 256,
+        "strong_model": lambda v: isinstance(v, str) and 0 < len(v.strip()) <= 256,
+        "api_key_env": lambda v: isinstance(v, str) and (v == "" or bool(_ENV_NAME.match(v))),
+        "timeout_s": lambda v: _number(v) and 0 < v <= 600,
+        "max_calls_per_run": lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 100_000,
+    }
+    bad = [name for name, ok in checks.items() if name in section and not ok(section[name])]
+    bad += [name for name in ("base_url", "model") if name not in section]
+    if bad:
+        _warn_once(
+            f"{path}:llm:invalid",
+            f"memdesk config {path}: [llm] {', '.join(sorted(set(bad)))} missing or invalid; the LLM layer is off",
+        )
+        return None
+    unknown = sorted(set(section) - set(checks))
+    if unknown:
+        _warn_once(f"{path}:llm:unknown", f"memdesk config {path}: unknown [llm] keys {unknown} ignored")
+    model = section["model"].strip()
+    return LLMSettings(
+        base_url=section["base_url"].rstrip("/"),
+        model=model,
+        strong_model=str(section.get("strong_model", model)).strip(),
+        api_key_env=section.get("api_key_env", ""),
+        timeout_s=float(section.get("timeout_s", 20.0)),
+        max_calls_per_run=section.get("max_calls_per_run", 200),
+    )
+
+
+def llm_settings() -> LLMSettings | None:
+    """The ``[llm]`` section, or None (the LLM layer is off) when it is missing; a malformed section is off too,
+    with one warning. Re-read when the file changes."""
+    return _cached("llm", _path(), _build_llm)
+
+
+# --- [registry] (SPEC B3) -------------------------------------------------------------------------------------
+
+
+def _build_registry(path: Path, data: dict[str, Any] | None) -> Path | None:
+    section = (data or {}).get("registry")
+    if section is None:
+        return None
+    value = section.get("path") if isinstance(section, dict) else None
+    if not isinstance(value, str) or not value.strip():
+        _warn_once(
+            f"{path}:registry",
+            f"memdesk config {path}: [registry] path must be a file name; using the shipped predicate registry",
+        )
+        return None
+    file = Path(value.strip()).expanduser()
+    return file if file.is_absolute() else path.parent / file
+
+
+def registry_path() -> Path | None:
+    """The deployment's predicate registry file from ``[registry] path`` (relative to the config file), or
+    None: the shipped registry alone."""
+    return _cached("registry", _path(), _build_registry)

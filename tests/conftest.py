@@ -177,3 +177,16 @@ def make_burst(
         .order_by("-id")
         .first()
     )
+
+
+# --- the LLM layer (SPEC B0) -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_llm():
+    """A scripted OpenAI-compatible server on 127.0.0.1 (tests/fake_llm.py), closed after the test."""
+    from tests.fake_llm import FakeLLM
+
+    server = FakeLLM()
+    yield server
+    server.close()

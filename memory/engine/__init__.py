@@ -1,5 +1,7 @@
 """The memory engine: the only code that writes memory rows. Import as ``from memory import engine``."""
 
+from memory.dream.judge import judge
+
 from .belief import (
     BELIEVED,
     NOT_RETRACTED,
@@ -246,6 +248,7 @@ __all__ = [
     "get_memory",
     "graph_generation",
     "invalidate_by_origin",
+    "judge",
     "list_recent",
     "search",
     "search_layer",

@@ -1,0 +1,1 @@
+"""The background track (SPEC B): predicate registry, conflict judge and candidates; the loop comes later."""
