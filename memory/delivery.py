@@ -16,9 +16,8 @@ import urllib.request
 from typing import Any
 
 from django.conf import settings
-from django.utils import timezone
 
-from memory import signals
+from memory import engine, signals
 from memory.models import OutboundEvent
 
 log = logging.getLogger("memdesk.delivery")
@@ -86,13 +85,9 @@ def deliver_event(*, event_id: int) -> bool:
             error = "" if ok else f"HTTP {resp.status}"
     except (urllib.error.URLError, OSError) as exc:
         ok, error = False, str(exc)[:500]
-    attempts = event.attempts + 1
+    attempts = engine.outbox_attempted(event_id=event.id, ok=ok, error=error)
     if ok:
-        OutboundEvent.objects.filter(id=event.id).update(
-            delivered_at=timezone.now(), attempts=attempts, last_error=""
-        )
         return True
-    OutboundEvent.objects.filter(id=event.id).update(attempts=attempts, last_error=error)
     if attempts >= WEBHOOK_MAX_ATTEMPTS:
         log.error("webhook delivery of event %s gave up after %s attempts: %s", event.id, attempts, error)
         return False

@@ -9,7 +9,19 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MEMORY_MODELS = {"Memory", "FactWrite", "GraphGeneration", "AuditEvent"}
+# the engine's tables: memory rows, their write log and every companion table whose rules the engine owns
+MEMORY_MODELS = {
+    "Memory",
+    "FactWrite",
+    "GraphGeneration",
+    "AuditEvent",
+    "ApprovalRequest",
+    "GuardCounter",
+    "OutboundEvent",
+    "EntityAlias",
+    "ReviewItem",
+    "ReviewPolicy",
+}
 WRITE_METHODS = {
     "create",
     "update",
@@ -236,3 +248,188 @@ def test_the_web_import_checker_sees_every_spelling():
         "review.views",
     ]
     assert _offenders("dashboard", ast.parse("from dashboard.views import x\nfrom . import views\n")) == []
+
+
+# --- the engine reaches nothing outward; no import cycles -------------------------------------------------------
+
+SOURCE_PACKAGES = ("memory", "dashboard", "review", "wiki", "web", "config")
+# what the engine must never import: the job layer, the project's configuration, the job backends
+ENGINE_FORBIDDEN = (
+    "memory.tasks",
+    "memory.delivery",
+    "config",
+    "celery",
+    "django_q",
+    "urllib.request",
+    "requests",
+)
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _top_level_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, absolute module) for imports a module runs when it is imported: module level and class bodies,
+    not inside functions (a function-level import is a deliberate late edge, and cannot form an import cycle)."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                found.extend((node.lineno, a.name) for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    up = parts[: len(parts) - (node.level - 1)]
+                    base = ".".join([*up, base] if base else up)
+                for a in node.names:
+                    found.append((node.lineno, f"{base}.{a.name}" if base else a.name))
+            elif isinstance(node, ast.ClassDef | ast.If | ast.Try | ast.With):
+                body = list(getattr(node, "body", []))
+                for extra in ("orelse", "finalbody", "handlers"):
+                    for sub in getattr(node, extra, []) or []:
+                        body.extend(getattr(sub, "body", [sub]))
+                if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                    continue
+                visit(body)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    return found
+
+
+def _source_modules() -> dict[str, Path]:
+    out = {}
+    for pkg in SOURCE_PACKAGES:
+        for path in (ROOT / pkg).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            out[_module_name(path)] = path
+    return out
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str | None:
+    """The source module an imported name lives in (``a.b.c`` may be module ``a.b.c`` or a name in ``a.b``)."""
+    while name:
+        if name in modules:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _module_graph() -> dict[str, set[str]]:
+    modules = _source_modules()
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        for _, name in _top_level_imports(path):
+            target = _resolve(name, modules)
+            if target and target != module:
+                graph[module].add(target)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                strong(v)
+    finally:
+        sys.setrecursionlimit(limit)
+    return out
+
+
+def _package_graph(graph: dict[str, set[str]], depth: int, within: str = "") -> dict[str, set[str]]:
+    """The graph collapsed to package names of ``depth`` parts (modules under ``within`` only, if given)."""
+
+    def name(m: str) -> str:
+        return ".".join(m.split(".")[:depth])
+
+    out: dict[str, set[str]] = {}
+    for src, targets in graph.items():
+        if within and not src.startswith(within):
+            continue
+        for t in targets:
+            if within and not t.startswith(within):
+                continue
+            if name(src) != name(t):
+                out.setdefault(name(src), set()).add(name(t))
+    return out
+
+
+def test_the_engine_imports_nothing_from_jobs_or_config():
+    offenders = []
+    for path in sorted((ROOT / "memory" / "engine").rglob("*.py")):
+        for line, name in _top_level_imports(path) + _function_imports(path):
+            if any(name == f or name.startswith(f + ".") for f in ENGINE_FORBIDDEN):
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert offenders == [], "the engine reaches outward:\n" + "\n".join(offenders)
+
+
+def _function_imports(path: Path) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def test_no_import_cycle_between_modules():
+    cycles = _cycles(_module_graph())
+    assert cycles == [], "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_no_import_cycle_between_the_engines_packages_or_between_apps():
+    graph = _module_graph()
+    engine = _cycles(_package_graph(graph, 3, within="memory.engine"))
+    apps = _cycles(_package_graph(graph, 1))
+    assert engine == [] and apps == [], f"engine packages: {engine}; apps: {apps}"
+
+
+def test_the_cycle_finder_finds_a_cycle_and_collapses_packages():
+    graph = {"a.x": {"b.y"}, "b.y": {"a.z"}, "a.z": set(), "c.w": {"c.v"}, "c.v": set()}
+    assert _cycles(graph) == []
+    assert _cycles(_package_graph(graph, 1)) == [["a", "b"]]
+    assert _cycles({"m": {"n"}, "n": {"m"}, "o": {"m"}}) == [["m", "n"]]

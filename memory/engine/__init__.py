@@ -46,6 +46,7 @@ from .guard import (
     UndoExpired,
     UndoNotYours,
     approval_preview,
+    outbox_attempted,
     quarantine_approve,
     quarantine_bulk,
     quarantine_claim,
@@ -125,6 +126,7 @@ from .verdicts import state_fingerprint, verdict_apply, verdict_undo
 from .writes import store, store_temporal
 
 __all__ = [
+    "outbox_attempted",
     "Proposal",
     "Proposed",
     "ReviewBulkOutcome",

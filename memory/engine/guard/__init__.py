@@ -44,7 +44,7 @@ from .approvals import (
     quarantine_release,
 )
 from .burst import check_burst
-from .outbox import emit
+from .outbox import emit, outbox_attempted
 from .protected import guarded_write, store_facts_protected
 from .scan import scan_or_drop
 from .sweep import sweep
@@ -66,6 +66,7 @@ __all__ = [
     "approval_preview",
     "check_burst",
     "emit",
+    "outbox_attempted",
     "guarded_write",
     "quarantine_approve",
     "quarantine_bulk",

@@ -30,3 +30,16 @@ def emit(name: str, agent_id: str, payload: dict[str, Any]) -> int:
 
     transaction.on_commit(committed)
     return int(event.id)
+
+
+def outbox_attempted(*, event_id: int, ok: bool, error: str = "") -> int:
+    """Record one delivery attempt of an event (the job layer delivers; the engine keeps the outbox's rows).
+    Returns the number of attempts so far."""
+    event = OutboundEvent.objects.filter(id=event_id).first()
+    if event is None:
+        return 0
+    attempts = event.attempts + 1
+    OutboundEvent.objects.filter(id=event_id).update(
+        attempts=attempts, last_error="" if ok else str(error)[:500], delivered_at=c.now() if ok else None
+    )
+    return attempts
