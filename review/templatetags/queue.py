@@ -23,6 +23,8 @@ def countdown(seconds: Any, expired: str = "expired") -> str:
         return expired
     hours, rest = divmod(left, 3600)
     minutes, secs = divmod(rest, 60)
+    if hours >= 48:
+        return f"{hours // 24} d {hours % 24} h left"
     if hours:
         return f"{hours} h {minutes:02d} min left"
     return f"{minutes} min {secs:02d} s left"
@@ -44,3 +46,12 @@ def noun(count: Any, kind: QueueKind) -> str:
 def queue_url(kind: QueueKind, action: str, agent_id: str, item_id: int | None = None) -> str:
     """``QueueKind.url``: the list, the bulk page, the decision log, or an item's action."""
     return kind.url(action, agent_id, item_id)
+
+
+@register.filter
+def lookup(mapping: Any, key: Any) -> Any:
+    """``mapping[key]``, or "" when it has no such key."""
+    try:
+        return mapping.get(key, "")
+    except AttributeError:
+        return ""
