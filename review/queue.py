@@ -343,6 +343,11 @@ class QueueKind(ABC):
     # urls --------------------------------------------------------------------------------------------------------
 
     @property
+    def editable(self) -> bool:
+        """Its items may be edited, then approved (templates cannot test ``edit_form``: it is callable)."""
+        return self.edit_form is not None
+
+    @property
     def warn_secs(self) -> int:
         """How close to its time limit a pending item is flagged (the card's threshold, for the script)."""
         return self.card_class.warn_before_secs
