@@ -13,6 +13,7 @@ function views in review/views.py serve every kind: they check access, then call
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers, patch_vary_headers
 from django_htmx.http import trigger_client_event
@@ -50,7 +51,8 @@ BULK_TEMPLATE = "review/queue_bulk.html"
 @dataclass
 class QueueCard:
     """A decision card: one item (with ``id``, ``status``, ``claimed_by``, ``claimed_until``, ``decided_by``,
-    ``undo_until`` and, if it has a time limit, ``expires_at``) as the person looking sees it at ``now``."""
+    ``undo_until`` and, if it has a time limit, ``expires_at``) as the person looking sees it at ``now``. What
+    it says about the item is worked out once (a page reads each of these many times)."""
 
     item: Any
     now: datetime
@@ -68,15 +70,15 @@ class QueueCard:
     def id(self) -> int:
         return self.item.id
 
-    @property
+    @functools.cached_property
     def pending(self) -> bool:
         return self.item.status == PENDING
 
-    @property
+    @functools.cached_property
     def status_label(self) -> str:
         return self.status_labels.get(self.item.status, self.item.status)
 
-    @property
+    @functools.cached_property
     def claimed(self) -> bool:
         """A live claim (claims expire by themselves: the time is compared, nothing releases them)."""
         i = self.item
@@ -84,20 +86,20 @@ class QueueCard:
             self.pending and i.claimed_by and i.claimed_until is not None and i.claimed_until > self.now
         )
 
-    @property
+    @functools.cached_property
     def claimed_by_me(self) -> bool:
         return self.claimed and self.item.claimed_by == self.actor
 
-    @property
+    @functools.cached_property
     def held_by_other(self) -> bool:
         return self.claimed and self.item.claimed_by != self.actor
 
-    @property
+    @functools.cached_property
     def claim_seconds_left(self) -> int:
         until = self.item.claimed_until
         return max(0, int((until - self.now).total_seconds())) if self.claimed and until else 0
 
-    @property
+    @functools.cached_property
     def undoable(self) -> bool:
         """Decided by the person looking, inside the undo window."""
         i = self.item
@@ -109,44 +111,44 @@ class QueueCard:
             and i.undo_until > self.now
         )
 
-    @property
+    @functools.cached_property
     def due(self) -> datetime | None:
         return getattr(self.item, "expires_at", None)
 
-    @property
+    @functools.cached_property
     def seconds_left(self) -> int:
         due = self.due
         return max(0, int((due - self.now).total_seconds())) if due is not None else 0
 
-    @property
+    @functools.cached_property
     def expired(self) -> bool:
         """Pending, but its time limit has run out (the system decides it; people can no longer)."""
         return self.pending and self.due is not None and self.due <= self.now
 
-    @property
+    @functools.cached_property
     def warn(self) -> bool:
         return self.pending and self.due is not None and 0 < self.seconds_left < self.warn_before_secs
 
-    @property
+    @functools.cached_property
     def overdue(self) -> bool:
         """Pending past its time limit, still decidable (a kind whose time limit only reminds says so)."""
         return False
 
-    @property
+    @functools.cached_property
     def stale(self) -> bool:
         """Not decidable any more because what it is about changed (a kind that knows sets this)."""
         return False
 
-    @property
+    @functools.cached_property
     def decidable(self) -> bool:
         return self.pending and not self.expired and not self.stale
 
-    @property
+    @functools.cached_property
     def editable(self) -> bool:
         """May be edited, then approved (a kind with an ``edit_form`` says which of its items)."""
         return False
 
-    @property
+    @functools.cached_property
     def revertable(self) -> bool:
         """A decision that may be taken back by a new one (a kind with ``revertable`` says which)."""
         return False
@@ -360,7 +362,17 @@ class QueueKind(ABC):
         if action == "item":
             return self.url("list", agent_id) + "?" + urlencode({"status": "all", self.item_filter: item_id})
         name = f"review:{self.name}" if action == "list" else f"review:{self.name}_{action}"
-        return reverse(name, args=[agent_id] if item_id is None else [agent_id, item_id])
+        if item_id is None:
+            return reverse(name, args=[agent_id])
+        prefix, suffix = _item_url(name, agent_id, get_script_prefix())
+        return f"{prefix}/{int(item_id)}/{suffix}"
+
+
+@functools.lru_cache(maxsize=512)
+def _item_url(name: str, agent_id: str, script_prefix: str) -> tuple[str, str]:
+    """An item action's URL around its id, reversed once per agent (a page links each card's actions)."""
+    prefix, _, suffix = reverse(name, args=[agent_id, 0]).rpartition("/0/")
+    return prefix, suffix
 
 
 def bulk_params(kind: QueueKind, filters: dict[str, Any]) -> QueryDict:

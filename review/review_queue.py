@@ -50,6 +50,7 @@ class ReviewQueue(QueueKind):
     bulk_keys = ("kind", "conf_min", "conf_max", "impact", "run", "q", "item")
     card_class = selectors.ReviewCard
     read_role = Role.VIEWER
+    page_size = 10
     edit_form = EditForm
     revertable = True
     expiry_decides = False
@@ -71,7 +72,7 @@ class ReviewQueue(QueueKind):
     # reads -------------------------------------------------------------------------------------------------
 
     def items(self, agent_id: str, filters: dict[str, Any], *, now: datetime) -> Any:
-        return selectors.review_items(agent_id, filters, status=filters["status"])
+        return selectors.IdsFirst(selectors.review_items(agent_id, filters, status=filters["status"]))
 
     def item(self, agent_id: str, item_id: int) -> ReviewItem | None:
         return selectors.review_item(agent_id, item_id)

@@ -25,11 +25,21 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Coalesce
+from django.utils.safestring import SafeString
 
 from memory import engine
 from memory.models import AuditEvent, DreamRun, Memory, ReviewItem
 
-from .evidence import Axis, Segment, parse_time, text_diff, time_axis, triple_changes
+from .evidence import (
+    Axis,
+    Segment,
+    axis_svg,
+    parse_time,
+    side_html,
+    text_diff,
+    time_axis,
+    triple_changes,
+)
 from .forms import VERDICT_CHOICES
 from .queue import QueueCard
 
@@ -114,21 +124,16 @@ def review_item(agent_id: str, item_id: int) -> ReviewItem | None:
 
 
 def text_q(q: str) -> Q:
-    """``q`` as a case-insensitive substring of the title, the reasons or either side's text."""
-    return (
-        Q(title__icontains=q)
-        | Q(reason__icontains=q)
-        | Q(payload__old__content__icontains=q)
-        | Q(payload__new__content__icontains=q)
-        | Q(payload__finding__icontains=q)
-        | Q(payload__judge_reason__icontains=q)
-    )
+    """``q`` as a case-insensitive substring of the title (the dream loop names the subject and both values
+    there), the reason it waits, or the judge's name. Plain columns only: a JSON search over 10k payloads would
+    cost more than the whole page."""
+    return Q(title__icontains=q) | Q(reason__icontains=q) | Q(judge__icontains=q)
 
 
 ORDERS = {
     "confidence": ("confidence", "expires_at", "id"),
     "expiry": ("expires_at", "confidence", "id"),
-    "impact": ("-impact", "confidence", "id"),
+    "impact": ("-impact", "confidence", "expires_at", "id"),
 }
 
 
@@ -171,6 +176,26 @@ def review_items(agent_id: str, filters: dict[str, Any], *, status: str) -> Quer
     return qs.order_by(*order)
 
 
+class IdsFirst:
+    """Sorted items the paginator slices by id first: the sort carries only the sort columns, then one page of
+    whole rows (payloads included) is read by id. Two queries a page, whatever the number of items (sorting
+    10k payloads would cost more than the page)."""
+
+    def __init__(self, qs: QuerySet[ReviewItem]) -> None:
+        self.qs = qs
+
+    def count(self) -> int:
+        return self.qs.count()
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, index: slice) -> list[ReviewItem]:
+        ids = list(self.qs.values_list("id", flat=True)[index])
+        rows = {r.id: r for r in ReviewItem.objects.filter(id__in=ids)} if ids else {}
+        return [rows[i] for i in ids if i in rows]
+
+
 def decidable_items(agent_id: str, filters: dict[str, Any]) -> list[ReviewItem]:
     """The pending items matching ``filters`` (what a bulk decision may act on), in the page's order, without
     their payloads: one query."""
@@ -196,48 +221,48 @@ class ReviewCard(QueueCard):
     def kind(self) -> str:
         return self.item.kind
 
-    @property
+    @functools.cached_property
     def kind_name(self) -> str:
         return KIND_NAMES.get(self.kind, self.kind)
 
-    @property
+    @functools.cached_property
     def payload(self) -> dict[str, Any]:
         return self.item.payload if isinstance(self.item.payload, dict) else {}
 
-    @property
+    @functools.cached_property
     def expired(self) -> bool:
         """Review items are never decided by time: past their TTL they are reminded about and stay pending."""
         return False
 
-    @property
+    @functools.cached_property
     def overdue(self) -> bool:
         due = self.due
         return self.pending and due is not None and due <= self.now
 
-    @property
+    @functools.cached_property
     def stale(self) -> bool:
         return self.item.status == ReviewItem.STALE or (self.pending and self.changed)
 
-    @property
+    @functools.cached_property
     def editable(self) -> bool:
         return self.kind == "conflict" and self.decidable
 
-    @property
+    @functools.cached_property
     def revertable(self) -> bool:
         return self.item.status in (ReviewItem.APPROVED, ReviewItem.APPLIED) and not self.undoable
 
-    @property
+    @functools.cached_property
     def high_impact(self) -> bool:
         return self.item.impact >= HIGH_IMPACT
 
     # conflicts: two sides --------------------------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def action(self) -> dict[str, Any]:
         action = self.payload.get("action")
         return action if isinstance(action, dict) else {}
 
-    @property
+    @functools.cached_property
     def verdict(self) -> str:
         return str(self.action.get("verdict") or "")
 
@@ -249,7 +274,7 @@ class ReviewCard(QueueCard):
     def new(self) -> dict[str, Any]:
         return _side(self.payload.get("new") or self.payload.get("fact"))
 
-    @property
+    @functools.cached_property
     def is_fact(self) -> bool:
         """The sides are facts (a triple): their value may be corrected; plain memories' may not."""
         return bool(self.new.get("subject") or self.old.get("subject"))
@@ -272,6 +297,46 @@ class ReviewCard(QueueCard):
         return VERDICT_CHOICES
 
     @property
+    def old_html(self) -> SafeString:
+        return side_html(
+            self.item.agent_id,
+            self.old,
+            label="old",
+            segments=self.diff[0],
+            now_status=self.old_now,
+            changed=self.triple_changed,
+        )
+
+    @property
+    def new_html(self) -> SafeString:
+        return side_html(
+            self.item.agent_id,
+            self.new,
+            label="new",
+            segments=self.diff[1],
+            now_status=self.new_now,
+            changed=self.triple_changed,
+        )
+
+    @property
+    def fact_html(self) -> SafeString:
+        """The one fact of a low-confidence item."""
+        return side_html(self.item.agent_id, self.new, label="fact", now_status=self.new_now)
+
+    @property
+    def facts_html(self) -> list[SafeString]:
+        """The facts a lint finding (or another kind) is about, with what each is now."""
+        return [
+            side_html(self.item.agent_id, f, label="fact", now_status=self.status_now(f.get("id")))
+            for f in self.facts
+        ]
+
+    @property
+    def axis_html(self) -> SafeString:
+        axis = self.axis
+        return axis_svg(axis, key=str(self.id), open_note=self.pending) if axis else SafeString("")
+
+    @property
     def judge_reason(self) -> str:
         return str(self.payload.get("judge_reason") or "")
 
@@ -279,11 +344,11 @@ class ReviewCard(QueueCard):
     def rule(self) -> str:
         return str(self.payload.get("rule") or "")
 
-    @property
+    @functools.cached_property
     def old_now(self) -> str:
         return self.status_now(self.old.get("id"))
 
-    @property
+    @functools.cached_property
     def new_now(self) -> str:
         return self.status_now(self.new.get("id"))
 

@@ -250,7 +250,29 @@
     lastUndo = null;
     var card = document.getElementById(target.card);
     if (submit(card ? card.querySelector(".undo-form") : null)) return;
-    if (window.htmx) window.htmx.ajax("POST", target.url, { target: "#" + target.card, swap: "outerHTML" });
+    if (!window.htmx) return;
+    if (card) {
+      window.htmx.ajax("POST", target.url, { target: "#" + target.card, swap: "outerHTML" });
+      return;
+    }
+    // the card left the page (the list moved on): undo it, then show the list again with it back
+    window.htmx.ajax("POST", target.url, { source: document.body, swap: "none" }).then(function () {
+      window.htmx.trigger(document.body, "memdesk:desk-changed");
+    });
+  }
+
+  // When the last pending item of a page is decided and more are pending, the list reloads (the decided ones
+  // drop out of it) and its first pending item is selected: a reviewer goes on without touching the mouse.
+  var reloadAfterClear = false;
+
+  function reloadIfCleared() {
+    var d = desk();
+    if (!d || d.getAttribute("data-status") !== "pending" || pendingCards().length) return false;
+    var left = document.getElementById("desk-pending-count");
+    if (!left || Number(left.getAttribute("data-count") || "0") <= 0 || !window.htmx) return false;
+    reloadAfterClear = true;
+    window.htmx.trigger(document.body, "memdesk:desk-changed");
+    return true;
   }
 
   // The server offers the undo after a decision: a toast with an Undo button for the window's length.
@@ -361,9 +383,15 @@
     var card = form ? form.closest(".queue-card") : null;
     deciding = card ? card.id : null;
   });
-  document.addEventListener("htmx:afterSettle", function () {
+  document.addEventListener("htmx:afterSettle", function (event) {
     readSkew();
     tick();
+    if (reloadAfterClear && event.target && event.target.id === "desk") {
+      reloadAfterClear = false;
+      var first = pendingCards()[0];
+      if (first) select(first);
+      return;
+    }
     if (!deciding) return;
     var card = document.getElementById(deciding);
     deciding = null;
@@ -385,6 +413,7 @@
         return;
       }
     }
+    if (reloadIfCleared()) return;
     select(card);
   });
 

@@ -19,7 +19,8 @@ PASSWORD = "correct-horse-battery"
 XSS = "<img src=x onerror=window.__xss=1>"
 
 
-def main() -> int:
+def main(extra: int = 0) -> int:
+    """``extra``: that many low-confidence facts to review as well (lower confidence than the conflicts)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
@@ -30,7 +31,7 @@ def main() -> int:
     from memory import engine
     from memory.models import Agent, Membership, Role, Team
     from tests.conftest import dt
-    from tests.review.review_builders import fact, pair, propose_conflict
+    from tests.review.review_builders import fact, pair, propose_conflict, propose_low_confidence
 
     call_command("migrate", verbosity=0, interactive=False)
     team = Team.objects.create(name="Acme Support", slug="acme")
@@ -53,6 +54,14 @@ def main() -> int:
         origin="channel:web",
     )
     reject = propose_conflict(AGENT, home, away, verdict="SUPERSEDE", confidence=0.58, rule="b")
+    doubtful = [
+        propose_low_confidence(
+            AGENT,
+            fact(AGENT, f"guest-{k}", "likes", "tea", confidence=0.2 + k / 100, origin="channel:web"),
+            why="one mention from a low-trust origin",
+        ).id
+        for k in range(extra)
+    ]
     out = {
         "agent": AGENT,
         "username": REVIEWER,
@@ -60,6 +69,7 @@ def main() -> int:
         "tokens": {"reader": {"id": token.id, "agent": AGENT, "secret": secret}},
         "edit": {"item": edit.id, "old": old, "new": new},
         "reject": {"item": reject.id, "old": home, "new": away},
+        "doubtful": doubtful,
     }
     sys.stdout.write(json.dumps(out) + "\n")
     return 0

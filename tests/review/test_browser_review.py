@@ -178,3 +178,60 @@ def test_reviewer_edits_one_conflict_rejects_another_and_the_agent_reads_the_res
     assert corrected["id"] in {r["id"] for r in hits["results"]}
     assert get_at(harness, "ana", "lives_in")["object"] == "Paris"
     assert get_at(harness, "ana", "resides_in")["object"] == "Lyon"
+
+
+@pytest.fixture
+def busy_server(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMDESK_CONFIG", str(tmp_path / "absent.toml"))
+    db_path = tmp_path / "review.sqlite3"
+    info = provision_db(db_path, module="tests.review.review_provision_many")
+    harness = HttpHarness(db_path, info["tokens"])
+    try:
+        yield harness, info
+    finally:
+        harness.close()
+
+
+def test_a_reviewer_clears_more_than_a_page_with_the_keyboard_alone(busy_server):
+    """Fourteen pending items, ten to a page: twelve low-confidence facts are confirmed with ``a`` then ``1``;
+    when the page runs out of pending items the list reloads by itself and the next one is selected."""
+    harness, info = busy_server
+    agent = info["agent"]
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1366, "height": 900})
+            page.set_default_timeout(15_000)
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+            page.goto(harness.base + "/login/")
+            page.fill("#id_username", info["username"])
+            page.fill("#id_password", info["password"])
+            page.click("button[type=submit]")
+            page.goto(harness.base + f"/agents/{agent}/review/")
+            badge = page.locator("#review-count")
+            expect(badge).to_have_attribute("data-count", "14")
+            expect(page.locator("#desk .queue-card")).to_have_count(10)
+            page.keyboard.press("j")
+            for k, item_id in enumerate(info["doubtful"]):
+                card = page.locator(f"#item-{item_id}")
+                expect(card).to_have_class(re.compile(r"\bis-selected\b"))
+                page.keyboard.press("a")
+                expect(card.locator("details.decide-approve select[name=reason]")).to_be_focused()
+                page.keyboard.press("1")
+                expect(badge).to_have_attribute("data-count", str(13 - k))
+                if k == 9:  # the page's last pending item: the list reloads with the next ones
+                    expect(card).to_have_count(0)
+                    expect(page.locator("#desk .queue-card")).to_have_count(4)
+                else:
+                    expect(card).to_have_attribute("data-status", "approved")
+            # the list moved on to the conflicts, and selected the first one
+            edit_card = page.locator(f"#item-{info['edit']['item']}")
+            expect(edit_card).to_have_class(re.compile(r"\bis-selected\b"))
+            expect(page.locator("#desk .queue-card[data-status=pending]")).to_have_count(2)
+        finally:
+            browser.close()
+    assert errors == []
+    statuses = harness.query("SELECT status, count(*) AS n FROM review_items GROUP BY status ORDER BY status")
+    assert [(r["status"], r["n"]) for r in statuses] == [("approved", 12), ("pending", 2)]
