@@ -233,13 +233,19 @@ def side_html(
 ) -> SafeString:
     """One side of the evidence (old, new, or a finding's fact): its text (with the diff marked), its triple
     with the parts that differ marked and a link to its timeline, its valid interval and its provenance; the
-    memory's id links to the memory. Every stored value is escaped."""
+    memory's id links to the memory, and to the decisions about it. Every stored value is escaped."""
     memory_id = side.get("id") if isinstance(side.get("id"), str) else ""
     title = label.capitalize()
     head = format_html('<h3 class="side-head">{}', title)
     if memory_id:
         link = reverse("dashboard:memory", args=[agent_id, memory_id])
-        head += format_html(' <a href="{}" class="mono side-link small">{}</a>', link, memory_id)
+        log = reverse("review:review_log", args=[agent_id]) + "?" + urlencode({"memory": memory_id})
+        head += format_html(
+            ' <a href="{}" class="mono side-link small">{}</a> <a href="{}" class="small side-log">decisions</a>',
+            link,
+            memory_id,
+            log,
+        )
     if now_status:
         head += format_html(
             ' <span class="badge status-{} side-now" title="What this memory is now">now {}</span>',

@@ -285,3 +285,4 @@ class EditForm(DecisionForm):
 
 class ReviewLogForm(forms.Form):
     item = forms.IntegerField(required=False, min_value=1, label="Item")
+    memory = forms.RegexField(required=False, regex=r"^[A-Za-z0-9_:.-]{1,64}$", label="Memory")

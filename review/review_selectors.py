@@ -422,10 +422,19 @@ def review_cards(
 # --- the decision log -------------------------------------------------------------------------------------------
 
 
-def decision_log(agent_id: str, *, item_id: int | None = None) -> QuerySet[AuditEvent]:
+def decision_log(agent_id: str, *, item_id: int | None = None, memory_id: str = "") -> QuerySet[AuditEvent]:
     """The review queue's audit events (proposals, decisions, claims, undos, reverts, reminders, threshold
-    changes), newest first; with ``item_id``, one item's."""
+    changes), newest first; with ``item_id``, one item's; with ``memory_id``, those of the items about that
+    memory (either side of a conflict, a finding's fact, a doubtful fact)."""
     qs = AuditEvent.objects.filter(agent_id=agent_id, action__startswith=LOG_PREFIX)
     if item_id is not None:
         qs = qs.filter(details__item_id=item_id)
+    if memory_id:
+        about = ReviewItem.objects.filter(agent_id=agent_id).filter(
+            Q(payload__old__id=memory_id)
+            | Q(payload__new__id=memory_id)
+            | Q(payload__fact__id=memory_id)
+            | Q(payload__fix__memory_id=memory_id)
+        )
+        qs = qs.filter(details__item_id__in=list(about.values_list("id", flat=True)))
     return qs.order_by("-created_at", "-id")

@@ -1,6 +1,7 @@
-"""The queues' pages, one set of views for every queue kind (review/urls.py passes the kind). Each view:
-parse → check permission (the kind's role, reviewers by default, on an agent of the user's team) → call the
-queue component (review/queue.py), which changes things through the kind's engine calls → render.
+"""The queues' pages, one set of views for every queue kind (review/urls.py passes the kind), and the review
+queue's decision log. Each view: parse → check permission (on an agent of the user's team: the kind's
+``read_role`` to look, its ``role`` to act) → call the queue component (review/queue.py), which changes things
+through the kind's engine calls → render.
 
 No view writes memory rows; another agent's item id is a 404 exactly like a missing one.
 """
@@ -90,18 +91,22 @@ def queue_bulk(request: HtmxHttpRequest, agent_id: str, kind: QueueKind) -> Http
 @require_safe
 def review_log(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     """The review queue's decision log, append-only and newest first: every proposal, decision, claim, undo,
-    revert and reminder; one item's with ``?item=``. Whoever may read the queue may read its log."""
+    revert and reminder; one item's with ``?item=``, those about one memory with ``?memory=``. Whoever may read
+    the queue may read its log."""
     access = agent_access(request.user, agent_id)
     if not access.has_role(QUEUE.read_role):
         return reviewers_only(request, access, "decision log")
     aid = access.agent.agent_id
     form = ReviewLogForm(request.GET)
-    item_id = form.cleaned_data.get("item") if form.is_valid() else None
-    events = review_selectors.decision_log(aid, item_id=item_id)
+    valid = form.is_valid()
+    item_id = form.cleaned_data.get("item") if valid else None
+    memory_id = (form.cleaned_data.get("memory") or "") if valid else ""
+    events = review_selectors.decision_log(aid, item_id=item_id, memory_id=memory_id)
     context = {
         "agent": access.agent,
         "queue": QUEUE,
         "item_id": item_id,
+        "memory_id": memory_id,
         "item": review_selectors.review_item(aid, item_id) if item_id else None,
         "page": Paginator(events, LOG_PAGE_SIZE).get_page(request.GET.get("page")),
     }

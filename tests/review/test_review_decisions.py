@@ -391,5 +391,10 @@ def test_the_decision_log_keeps_every_decision_per_item_and_for_the_queue(
     assert "before:" in html and "fly.io" in html  # what the decision was about
     everything = desk.get(log).content.decode()
     assert f'data-item="{other.id}"' in everything and f'data-item="{item.id}"' in everything
+    # per fact: the decisions about the items that memory is part of, linked from each side of a card
+    about = desk.get(log + f"?memory={supersede['old']}").content.decode()
+    assert f'data-item="{item.id}"' in about and f'data-item="{other.id}"' not in about
+    assert f"{log}?memory={supersede['old']}" in desk.get(url(aid) + "?status=all").content.decode()
+    assert desk.get(log + "?memory=a/b&item=x").status_code == 200  # bad filters are ignored
     login(client, viewer)  # viewers read the log too
     assert client.get(log + f"?item={item.id}").status_code == 200
