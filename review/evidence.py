@@ -9,14 +9,16 @@ would spend most of the page's time on them.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils.html import conditional_escape, format_html, format_html_join
+from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
 
 from memory.engine import origin_class
@@ -222,6 +224,24 @@ def _triple_part(side: dict[str, Any], name: str, changed: set[str]) -> SafeStri
     return format_html('<span class="{}">{}</span>', css, side.get(name))
 
 
+@dataclass(frozen=True)
+class _AgentUrls:
+    memory_prefix: str  # + the memory's id + "/"
+    log: str
+    timeline: str
+
+
+@functools.lru_cache(maxsize=256)
+def _urls(agent_id: str, script_prefix: str) -> _AgentUrls:
+    """The links a side needs, reversed once per agent (a page draws twenty sides)."""
+    memory = reverse("dashboard:memory", args=[agent_id, "0"])
+    return _AgentUrls(
+        memory_prefix=memory[: -len("0/")],
+        log=reverse("review:review_log", args=[agent_id]),
+        timeline=reverse("dashboard:timeline", args=[agent_id]),
+    )
+
+
 def side_html(
     agent_id: str,
     side: dict[str, Any],
@@ -237,9 +257,10 @@ def side_html(
     memory_id = side.get("id") if isinstance(side.get("id"), str) else ""
     title = label.capitalize()
     head = format_html('<h3 class="side-head">{}', title)
+    urls = _urls(agent_id, get_script_prefix())
     if memory_id:
-        link = reverse("dashboard:memory", args=[agent_id, memory_id])
-        log = reverse("review:review_log", args=[agent_id]) + "?" + urlencode({"memory": memory_id})
+        link = urls.memory_prefix + quote(memory_id, safe=RFC3986_SUBDELIMS + "~:@") + "/"
+        log = urls.log + "?" + urlencode({"memory": memory_id})
         head += format_html(
             ' <a href="{}" class="mono side-link small">{}</a> <a href="{}" class="small side-log">decisions</a>',
             link,
@@ -268,7 +289,7 @@ def side_html(
         if side.get("object") is not None:
             triple += mark_safe(" · ") + _triple_part(side, "object", changed)
         timeline = (
-            reverse("dashboard:timeline", args=[agent_id])
+            urls.timeline
             + "?"
             + urlencode({"subject": side.get("subject") or "", "predicate": side.get("predicate") or ""})
         )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django import template
+from django.utils.html import format_html_join
+from django.utils.safestring import SafeString
 
 from review.queue import QueueKind
 
@@ -55,3 +58,15 @@ def lookup(mapping: Any, key: Any) -> Any:
         return mapping.get(key, "")
     except AttributeError:
         return ""
+
+
+@register.filter
+def options(choices: Any) -> SafeString:
+    """``<option>`` elements for (value, label) pairs, none selected: built once per list of choices (every
+    card of a page offers the same reasons)."""
+    return _options(tuple((str(v), str(label)) for v, label in choices))
+
+
+@functools.lru_cache(maxsize=64)
+def _options(choices: tuple[tuple[str, str], ...]) -> SafeString:
+    return format_html_join("", '<option value="{}">{}</option>', choices)
