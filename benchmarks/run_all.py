@@ -7,7 +7,8 @@ One agent's corpus is grown through engine functions to each size in turn (10k, 
 store figure (a) and the search figure (b) are measured beside their raw sqlite3 baselines. The report is
 ``{"machine": {...}, "results": [{"name", "n", "value", "unit", "baseline", "ratio", "goal", "met", ...}]}``
 with ``ratio = value / baseline`` (engine / raw). The graph figures (``bench_graph``: PPR latency, rebuild, search
-graph on vs off at 10k, 100k and 1M triples) and the MCP figures (``bench_mcp``) run last on the same file.
+graph on vs off at 10k, 100k and 1M triples), the MCP figures (``bench_mcp``) and the review queue page with
+10k pending items (``bench_review_page``) run last on the same file.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_graph  # noqa: E402
 import bench_mcp  # noqa: E402
+import bench_review_page  # noqa: E402
 import bench_search  # noqa: E402
 import bench_store  # noqa: E402
 from build import Corpus  # noqa: E402
@@ -56,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-db", action="store_true", help="keep the databases afterwards")
     ap.add_argument("--skip-mcp", action="store_true", help="skip the MCP-over-HTTP figures (bench_mcp)")
     ap.add_argument("--skip-graph", action="store_true", help="skip the graph figures (bench_graph)")
+    ap.add_argument(
+        "--skip-review", action="store_true", help="skip the review page figure (bench_review_page)"
+    )
     ap.add_argument(
         "--graph-sizes",
         type=lambda s: [int(x) for x in s.split(",")],
@@ -104,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
             mcp = bench_mcp.measure(engine_db=db)
             results += mcp
             print(table(mcp), flush=True)
+        if not args.skip_review:
+            print(f"\n== review queue page (agent {bench_review_page.AGENT}, same database)", flush=True)
+            review = bench_review_page.measure()
+            results += review
+            print(table(review), flush=True)
     finally:
         if args.keep_db:
             print(f"kept {db.parent}")

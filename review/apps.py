@@ -7,7 +7,9 @@ class ReviewConfig(AppConfig):
     def ready(self) -> None:
         from web.access import register_nav_count
 
+        from .review_selectors import pending_review_expr
         from .selectors import pending_batches_expr
 
-        # the navigation's quarantine badge: a subquery on the agent every page already loads
+        # the navigation's badges: subqueries on the agent every page already loads
         register_nav_count("pending_batches", pending_batches_expr)
+        register_nav_count("pending_review", pending_review_expr)

@@ -163,3 +163,126 @@ PERSON_REJECT_REASONS = tuple(r for r in REJECT_REASONS if r != "ttl_expired")
 def quarantine_reasons(decision: str) -> list[tuple[str, str]]:
     codes = APPROVE_REASONS if decision == "approve" else PERSON_REJECT_REASONS
     return [(c, REASON_LABELS.get(c, c)) for c in codes]
+
+
+# --- the review queue (SPEC D2, B7) ---------------------------------------------------------------------------
+
+REVIEW_STATUS_CHOICES = [
+    ("pending", "Pending"),
+    ("applied", "Applied automatically"),
+    ("approved", "Approved"),
+    ("rejected", "Rejected"),
+    ("stale", "Stale"),
+    ("decided", "All decided"),
+    ("all", "All"),
+]
+REVIEW_KIND_LABELS = {
+    "conflict": "Conflicts",
+    "lint": "Lint findings",
+    "low_confidence": "Low-confidence facts",
+    "attitude": "Attitudes",
+    "skill": "Skills",
+}
+REVIEW_SORTS = {
+    "confidence": "lowest confidence first",
+    "expiry": "soonest expiry first",
+    "impact": "highest impact first",
+    "recent": "latest decision first",
+}
+IMPACT_CHOICES = [("", "Any impact"), ("high", "High impact"), ("low", "Low impact")]
+
+
+class ReviewFilterForm(forms.Form):
+    status = forms.ChoiceField(required=False, choices=REVIEW_STATUS_CHOICES, label="Items")
+    kind = forms.ChoiceField(
+        required=False, choices=[("", "Any kind"), *REVIEW_KIND_LABELS.items()], label="Kind"
+    )
+    conf_min = forms.FloatField(required=False, min_value=0.0, max_value=1.0, label="Confidence from")
+    conf_max = forms.FloatField(required=False, min_value=0.0, max_value=1.0, label="Confidence to")
+    impact = forms.ChoiceField(required=False, choices=IMPACT_CHOICES, label="Impact")
+    run = forms.IntegerField(required=False, min_value=1, label="Dream run")
+    q = forms.CharField(required=False, max_length=MAX_QUERY_CHARS, strip=True, label="Text")
+    sort = forms.ChoiceField(required=False, choices=list(REVIEW_SORTS.items()), label="Sort")
+    item = forms.IntegerField(required=False, min_value=1, label="Item")
+
+    def filters(self) -> dict[str, Any]:
+        """Cleaned filters; invalid values fall back to the defaults. The sort defaults to lowest confidence
+        first for pending items and to the latest decision first for decided ones."""
+        data = self.cleaned_data if self.is_bound else {}
+        status = data.get("status") or "pending"
+        return {
+            "status": status,
+            "kind": data.get("kind") or "",
+            "conf_min": data.get("conf_min"),
+            "conf_max": data.get("conf_max"),
+            "impact": data.get("impact") or "",
+            "run": data.get("run"),
+            "q": data.get("q") or "",
+            "sort": data.get("sort") or ("confidence" if status in ("pending", "all") else "recent"),
+            "item": data.get("item"),
+        }
+
+
+REVIEW_REASON_LABELS = {
+    "verified": "Verified: the proposal is right",
+    "corrected": "Corrected: right once edited",
+    "wrong": "Wrong: the proposal is mistaken",
+    "not_related": "Not related: the two are different facts",
+    "outdated": "Outdated",
+    "poisoning": "Poisoning",
+    "out_of_scope": "Out of scope",
+    "mistake": "The decision was a mistake",
+    "other": "Other (say why)",
+}
+REVIEW_REASONS = {
+    "approve": ("verified", "other"),
+    "edit": ("corrected", "verified", "other"),
+    "reject": ("wrong", "not_related", "outdated", "poisoning", "out_of_scope", "other"),
+    "revert": ("mistake", "wrong", "outdated", "poisoning", "other"),
+}
+
+
+def review_reasons(decision: str) -> list[tuple[str, str]]:
+    """The fixed reasons of the review queue for ``decision`` (approve, edit, reject, revert)."""
+    return [(c, REVIEW_REASON_LABELS[c]) for c in REVIEW_REASONS.get(decision, REVIEW_REASONS["reject"])]
+
+
+VERDICT_CHOICES = [
+    ("MERGE", "MERGE: keep the earlier row, the later reaffirms it"),
+    ("SUPERSEDE", "SUPERSEDE: the new value replaces the old from its start"),
+    ("COEXIST", "COEXIST: both stay, nothing changes"),
+]
+MAX_VALUE_CHARS = 4096
+
+
+class EditForm(DecisionForm):
+    """Edit then approve a conflict: the verdict the reviewer chooses and, optionally, the corrected value
+    (written on the kept row's key). The engine validates the edit again (``invalid_edit``)."""
+
+    verdict = forms.ChoiceField(
+        choices=[("", "Choose the verdict…"), *VERDICT_CHOICES],
+        label="Verdict",
+        error_messages={"required": "Choose the verdict."},
+    )
+    content = forms.CharField(required=False, max_length=MAX_VALUE_CHARS, strip=True, label="Corrected fact")
+    object = forms.CharField(required=False, max_length=MAX_VALUE_CHARS, strip=True, label="Corrected value")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("object") and not data.get("content"):
+            self.add_error("content", "Write the corrected fact as a sentence too.")
+        return data
+
+    def edited(self) -> dict[str, Any]:
+        """What the engine gets: the verdict, plus the corrected fact when one was written."""
+        data = self.cleaned_data
+        out: dict[str, Any] = {"verdict": data["verdict"]}
+        if data.get("content"):
+            out["content"] = data["content"]
+            out["object"] = data.get("object") or None
+        return out
+
+
+class ReviewLogForm(forms.Form):
+    item = forms.IntegerField(required=False, min_value=1, label="Item")
+    memory = forms.RegexField(required=False, regex=r"^[A-Za-z0-9_:.-]{1,64}$", label="Memory")

@@ -4,13 +4,16 @@ a short undo after each decision, bulk decisions over "every item matching this 
 
 A queue kind plugs in by subclassing ``QueueKind`` (how it lists, finds and shows its items, and decides,
 claims, releases, undoes and bulk-decides them through the engine), writing its parts template (the evidence
-card and the page's filters) and adding ``queue_paths(base, kind)`` to review/urls.py. ``review/quarantine.py``
-is the first kind. The function views in review/views.py serve every kind: they check access, then call
-``page``, ``decide``, ``claim``, ``undo`` or ``bulk`` here.
+card and the page's filters) and adding ``queue_paths(base, kind)`` to review/urls.py. A kind may also let
+reviewers edit an item before approving it (``edit_form``) and revert a decision after its undo window
+(``revertable``). ``review/quarantine.py`` is the first kind, ``review/review_queue.py`` the second. The
+function views in review/views.py serve every kind: they check access, then call ``page``, ``decide``,
+``edit``, ``claim``, ``undo``, ``revert`` or ``bulk`` here.
 """
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -23,7 +26,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers, patch_vary_headers
 from django_htmx.http import trigger_client_event
@@ -48,7 +51,8 @@ BULK_TEMPLATE = "review/queue_bulk.html"
 @dataclass
 class QueueCard:
     """A decision card: one item (with ``id``, ``status``, ``claimed_by``, ``claimed_until``, ``decided_by``,
-    ``undo_until`` and, if it has a time limit, ``expires_at``) as the person looking sees it at ``now``."""
+    ``undo_until`` and, if it has a time limit, ``expires_at``) as the person looking sees it at ``now``. What
+    it says about the item is worked out once (a page reads each of these many times)."""
 
     item: Any
     now: datetime
@@ -66,15 +70,15 @@ class QueueCard:
     def id(self) -> int:
         return self.item.id
 
-    @property
+    @functools.cached_property
     def pending(self) -> bool:
         return self.item.status == PENDING
 
-    @property
+    @functools.cached_property
     def status_label(self) -> str:
         return self.status_labels.get(self.item.status, self.item.status)
 
-    @property
+    @functools.cached_property
     def claimed(self) -> bool:
         """A live claim (claims expire by themselves: the time is compared, nothing releases them)."""
         i = self.item
@@ -82,20 +86,20 @@ class QueueCard:
             self.pending and i.claimed_by and i.claimed_until is not None and i.claimed_until > self.now
         )
 
-    @property
+    @functools.cached_property
     def claimed_by_me(self) -> bool:
         return self.claimed and self.item.claimed_by == self.actor
 
-    @property
+    @functools.cached_property
     def held_by_other(self) -> bool:
         return self.claimed and self.item.claimed_by != self.actor
 
-    @property
+    @functools.cached_property
     def claim_seconds_left(self) -> int:
         until = self.item.claimed_until
         return max(0, int((until - self.now).total_seconds())) if self.claimed and until else 0
 
-    @property
+    @functools.cached_property
     def undoable(self) -> bool:
         """Decided by the person looking, inside the undo window."""
         i = self.item
@@ -107,23 +111,47 @@ class QueueCard:
             and i.undo_until > self.now
         )
 
-    @property
+    @functools.cached_property
     def due(self) -> datetime | None:
         return getattr(self.item, "expires_at", None)
 
-    @property
+    @functools.cached_property
     def seconds_left(self) -> int:
         due = self.due
         return max(0, int((due - self.now).total_seconds())) if due is not None else 0
 
-    @property
+    @functools.cached_property
     def expired(self) -> bool:
         """Pending, but its time limit has run out (the system decides it; people can no longer)."""
         return self.pending and self.due is not None and self.due <= self.now
 
-    @property
+    @functools.cached_property
     def warn(self) -> bool:
         return self.pending and self.due is not None and 0 < self.seconds_left < self.warn_before_secs
+
+    @functools.cached_property
+    def overdue(self) -> bool:
+        """Pending past its time limit, still decidable (a kind whose time limit only reminds says so)."""
+        return False
+
+    @functools.cached_property
+    def stale(self) -> bool:
+        """Not decidable any more because what it is about changed (a kind that knows sets this)."""
+        return False
+
+    @functools.cached_property
+    def decidable(self) -> bool:
+        return self.pending and not self.expired and not self.stale
+
+    @functools.cached_property
+    def editable(self) -> bool:
+        """May be edited, then approved (a kind with an ``edit_form`` says which of its items)."""
+        return False
+
+    @functools.cached_property
+    def revertable(self) -> bool:
+        """A decision that may be taken back by a new one (a kind with ``revertable`` says which)."""
+        return False
 
 
 def held_by_other(item: Any, *, actor: str, now: datetime) -> bool:
@@ -184,7 +212,13 @@ class QueueKind(ABC):
     item_filter: ClassVar[str]
     bulk_keys: ClassVar[tuple[str, ...]]
     card_class: ClassVar[type[QueueCard]] = QueueCard  # what ``cards`` returns
-    role: ClassVar[str] = Role.REVIEWER
+    role: ClassVar[str] = Role.REVIEWER  # who decides
+    read_role: ClassVar[str] = Role.REVIEWER  # who may look (a viewer sees the cards without their forms)
+    # edit then approve (URL review:<name>_edit): the form, bound with (reasons, data); its ``edited()`` is what
+    # ``approve_edited`` gets. Revert (review:<name>_revert): a decided item taken back by a new decision
+    edit_form: ClassVar[type[forms.Form] | None] = None
+    revertable: ClassVar[bool] = False
+    expiry_decides: ClassVar[bool] = True  # False: past its time limit an item only shows as overdue
     page_size: ClassVar[int] = 20
     claim_secs: ClassVar[int]
     undo_secs: ClassVar[int]
@@ -199,6 +233,7 @@ class QueueKind(ABC):
     approve_effect: ClassVar[str] = "approved"
     reject_effect: ClassVar[str] = "rejected"
     high_impact_text: ClassVar[str] = "of high impact"
+    log_text: ClassVar[str] = "Audit log"  # the link to ``log_url``
 
     # reads ---------------------------------------------------------------------------------------------------
 
@@ -244,6 +279,14 @@ class QueueKind(ABC):
     @abstractmethod
     def decide(self, item: Any, *, decision: str, actor: str, reason: str) -> Any: ...
 
+    def approve_edited(self, item: Any, *, actor: str, reason: str, edited: dict[str, Any]) -> Any:
+        """Approve an edited version of ``item`` (kinds with an ``edit_form``)."""
+        raise Http404(f"A {self.noun} cannot be edited.")
+
+    def revert(self, item: Any, *, actor: str, reason: str) -> Any:
+        """Take a decision back by a new one (kinds with ``revertable``)."""
+        raise Http404(f"A {self.noun} cannot be reverted.")
+
     @abstractmethod
     def claim(self, item: Any, *, actor: str) -> Any: ...
 
@@ -273,6 +316,12 @@ class QueueKind(ABC):
             )
         return f"Released {self.noun} #{item.id}: any reviewer may decide it."
 
+    def edited_note(self, item: Any) -> str:
+        return f"Approved {self.noun} #{item.id} with your edit."
+
+    def reverted_note(self, item: Any) -> str:
+        return f"Reverted {self.noun} #{item.id}: a new decision, on record."
+
     def undo_text(self, item: Any, decision: str) -> str:
         return f"Undo the {'approval' if decision == 'approve' else 'rejection'} of #{item.id}"
 
@@ -296,19 +345,34 @@ class QueueKind(ABC):
     # urls --------------------------------------------------------------------------------------------------------
 
     @property
+    def editable(self) -> bool:
+        """Its items may be edited, then approved (templates cannot test ``edit_form``: it is callable)."""
+        return self.edit_form is not None
+
+    @property
     def warn_secs(self) -> int:
         """How close to its time limit a pending item is flagged (the card's threshold, for the script)."""
         return self.card_class.warn_before_secs
 
     def url(self, action: str, agent_id: str, item_id: int | None = None) -> str:
         """``list``, ``bulk``, ``log``, ``item`` (the list showing that item alone) or an item's ``approve``,
-        ``reject``, ``claim``, ``release`` or ``undo``."""
+        ``reject``, ``edit``, ``claim``, ``release``, ``undo`` or ``revert``."""
         if action == "log":
             return self.log_url(agent_id, item_id)
         if action == "item":
             return self.url("list", agent_id) + "?" + urlencode({"status": "all", self.item_filter: item_id})
         name = f"review:{self.name}" if action == "list" else f"review:{self.name}_{action}"
-        return reverse(name, args=[agent_id] if item_id is None else [agent_id, item_id])
+        if item_id is None:
+            return reverse(name, args=[agent_id])
+        prefix, suffix = _item_url(name, agent_id, get_script_prefix())
+        return f"{prefix}/{int(item_id)}/{suffix}"
+
+
+@functools.lru_cache(maxsize=512)
+def _item_url(name: str, agent_id: str, script_prefix: str) -> tuple[str, str]:
+    """An item action's URL around its id, reversed once per agent (a page links each card's actions)."""
+    prefix, _, suffix = reverse(name, args=[agent_id, 0]).rpartition("/0/")
+    return prefix, suffix
 
 
 def bulk_params(kind: QueueKind, filters: dict[str, Any]) -> QueryDict:
@@ -338,6 +402,16 @@ def bulk_selection(
 # --- the page -------------------------------------------------------------------------------------------------
 
 
+def choices(kind: QueueKind) -> dict[str, list[tuple[str, str]]]:
+    """The reasons each of the card's forms offers."""
+    out = {"approve_choices": kind.reasons("approve"), "reject_choices": kind.reasons("reject")}
+    if kind.edit_form is not None:
+        out["edit_choices"] = kind.reasons("edit")
+    if kind.revertable:
+        out["revert_choices"] = kind.reasons("revert")
+    return out
+
+
 def list_context(
     request: HtmxHttpRequest,
     kind: QueueKind,
@@ -364,8 +438,8 @@ def list_context(
         "page": paged,
         "cards": cards,
         "now": now,
-        "approve_choices": kind.reasons("approve"),
-        "reject_choices": kind.reasons("reject"),
+        "can_decide": access.has_role(kind.role),
+        **choices(kind),
         "claim_minutes": kind.claim_secs // 60,
         "undo_secs": kind.undo_secs,
         "bulk_params": bulk_params(kind, f),
@@ -422,8 +496,8 @@ def item_reply(
             "queue": kind,
             "c": card,
             "now": card.now,
-            "approve_choices": kind.reasons("approve"),
-            "reject_choices": kind.reasons("reject"),
+            "can_decide": True,  # only people who decide reach an action
+            **choices(kind),
             "pending_count": kind.pending_count(aid),
             "claim_minutes": kind.claim_secs // 60,
         }
@@ -470,14 +544,7 @@ def decide(
             item = kind.item(access.agent.agent_id, item_id) or item
         else:
             note = kind.decided_note(item, decision)
-            events["memdesk:toast"] = {"text": note, "level": "success"}
-            if item.undo_until is not None:
-                events["memdesk:undo"] = {
-                    "card": f"{kind.dom}-{item.id}",
-                    "url": kind.url("undo", access.agent.agent_id, item.id),
-                    "until": item.undo_until.isoformat(),
-                    "text": kind.undo_text(item, decision),
-                }
+            events = undo_events(kind, access, item, note, decision)
     return item_reply(
         request,
         kind,
@@ -490,6 +557,98 @@ def decide(
         form=form,
         events=events,
     )
+
+
+def edit(request: HtmxHttpRequest, kind: QueueKind, access: AgentAccess, item: Any) -> HttpResponse:
+    """Approve an edited version of one item (kinds with an ``edit_form``). An invalid edit is refused with
+    its errors beside the fields (422) and nothing is written; otherwise as ``decide``."""
+    if kind.edit_form is None:
+        raise Http404(f"A {kind.noun} cannot be edited.")
+    form = kind.edit_form(kind.reasons("edit"), request.POST)  # type: ignore[call-arg]
+    status, error, note = 200, "", ""
+    events: dict[str, Any] = {}
+    item_id = item.id
+    if not form.is_valid():
+        status, error = (
+            422,
+            "Check the edit: " + " ".join(str(e) for errors in form.errors.values() for e in errors),
+        )
+    else:
+        try:
+            item = kind.approve_edited(
+                item,
+                actor=actor_of(request),
+                reason=form.reason_text(),  # type: ignore[attr-defined]
+                edited=form.edited(),  # type: ignore[attr-defined]
+            )
+        except engine.EngineError as exc:
+            status, error = refusal(exc)
+            if exc.code in ("invalid_edit", "invalid_argument"):
+                field = exc.field if exc.field in form.fields else None
+                form.add_error(field, exc.message)
+            item = kind.item(access.agent.agent_id, item_id) or item
+        else:
+            note = kind.edited_note(item)
+            events = undo_events(kind, access, item, note, "approve")
+    return item_reply(
+        request,
+        kind,
+        access,
+        item,
+        status=status,
+        note=note,
+        error=error,
+        decision="edit",
+        form=form,
+        events=events,
+    )
+
+
+def revert(request: HtmxHttpRequest, kind: QueueKind, access: AgentAccess, item: Any) -> HttpResponse:
+    """Take an applied or approved item back by a new decision, with a required reason (kinds with
+    ``revertable``): what it changed is restored and the item reads as rejected by the reverter."""
+    if not kind.revertable:
+        raise Http404(f"A {kind.noun} cannot be reverted.")
+    form = DecisionForm(kind.reasons("revert"), request.POST)
+    status, error, note = 200, "", ""
+    events: dict[str, Any] = {}
+    item_id = item.id
+    if not form.is_valid():
+        status, error = 422, "A reason is required." if "reason" in form.errors else "Check the reason."
+    else:
+        try:
+            item = kind.revert(item, actor=actor_of(request), reason=form.reason_text())
+        except engine.EngineError as exc:
+            status, error = refusal(exc)
+            item = kind.item(access.agent.agent_id, item_id) or item
+        else:
+            note = kind.reverted_note(item)
+            events["memdesk:toast"] = {"text": note, "level": "success"}
+    return item_reply(
+        request,
+        kind,
+        access,
+        item,
+        status=status,
+        note=note,
+        error=error,
+        decision="revert",
+        form=form,
+        events=events,
+    )
+
+
+def undo_events(kind: QueueKind, access: AgentAccess, item: Any, note: str, decision: str) -> dict[str, Any]:
+    """The toast after a decision and, while its window lasts, the undo offer."""
+    events: dict[str, Any] = {"memdesk:toast": {"text": note, "level": "success"}}
+    if item.undo_until is not None:
+        events["memdesk:undo"] = {
+            "card": f"{kind.dom}-{item.id}",
+            "url": kind.url("undo", access.agent.agent_id, item.id),
+            "until": item.undo_until.isoformat(),
+            "text": kind.undo_text(item, decision),
+        }
+    return events
 
 
 def claim(

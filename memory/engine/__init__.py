@@ -79,6 +79,11 @@ from .public import (
 from .purge import expire_by_subject, invalidate_by_origin
 from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_context, render_block
 from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer, summarize
+from .review import CLAIM_SECS as REVIEW_CLAIM_SECS
+from .review import KINDS as REVIEW_KINDS
+from .review import MAX_BULK as REVIEW_MAX_BULK
+from .review import TTL_DAYS as REVIEW_TTL_DAYS
+from .review import UNDO_SECS as REVIEW_UNDO_SECS
 from .review import (
     Proposal,
     Proposed,
@@ -94,7 +99,9 @@ from .review import (
     review_revert,
     review_sweep,
     review_undo,
+    side_of,
 )
+from .review_policy import IMPACT_THRESHOLD as REVIEW_IMPACT_THRESHOLD
 from .temporal import get_at, get_history, retract_fact
 from .tokens import (
     SCOPES,
@@ -141,6 +148,13 @@ __all__ = [
     "review_revert",
     "review_sweep",
     "review_undo",
+    "side_of",
+    "REVIEW_CLAIM_SECS",
+    "REVIEW_IMPACT_THRESHOLD",
+    "REVIEW_KINDS",
+    "REVIEW_MAX_BULK",
+    "REVIEW_TTL_DAYS",
+    "REVIEW_UNDO_SECS",
     "verdict_apply",
     "verdict_undo",
     "state_fingerprint",

@@ -24,7 +24,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Q
 
-from memory.models import ReviewItem
+from memory.models import Memory, ReviewItem
 
 from . import common as c
 from . import review_apply, review_policy
@@ -41,7 +41,7 @@ from .claims import (
 )
 from .guard.outbox import emit
 from .snapshots import restore_snapshot
-from .types import EngineError, InvalidArgument, NotFound
+from .types import EngineError, InvalidArgument, MemoryRecord, NotFound
 from .verdicts import Stale
 
 KINDS = ReviewItem.KINDS
@@ -102,6 +102,39 @@ class ReviewRecord:
             decision_reason=item.decision_reason,
             edited=item.edited or {},
         )
+
+
+# --- the sides of a conflict --------------------------------------------------------------------------------
+
+SIDE_FIELDS = (
+    "id",
+    "content",
+    "subject",
+    "predicate",
+    "object",
+    "valid_from",
+    "valid_until",
+    "origin",
+    "origin_trust",
+    "ingested_at",
+    "session_id",
+    "source_event",
+)
+
+
+def side_of(memory: Memory | MemoryRecord) -> dict[str, Any]:
+    """One side (``old`` or ``new``) of a conflict item's payload: the row as it was when proposed, JSON-ready
+    (times as ISO 8601 strings, empty values as None). The review queue's evidence card reads these keys."""
+    out: dict[str, Any] = {}
+    for name in SIDE_FIELDS:
+        value = getattr(memory, name)
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        elif value == "":
+            value = None
+        out[name] = value
+    out["origin_trust"] = float(memory.origin_trust)
+    return out
 
 
 # --- proposing -------------------------------------------------------------------------------------------

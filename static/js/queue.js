@@ -1,8 +1,10 @@
 /* memdesk queues (review/queue.py): live time-limit, claim and undo countdowns; keyboard shortcuts (j/k move,
-   a approve, r reject, s skip, c claim/release, u undo, ? help); the undo toast; the bulk panel.
-   The list is #desk[data-queue]: its cards are .queue-card (id "<kind>-<id>", data-status, data-held, ...);
-   the desk names its items (data-noun), says when one is flagged (data-warn-secs) and what an expired
-   countdown reads (data-expired-text).
+   a approve, r reject, e edit then approve, 1-9 pick a reason in an open picker, s skip, c claim/release,
+   u undo, ? help); the undo toast; the bulk panel.
+   The list is #desk[data-queue]: its cards are .queue-card (id "<kind>-<id>", data-status, data-held,
+   data-stale, ...); the desk names its items (data-noun), says when one is flagged (data-warn-secs), what an
+   expired countdown reads (data-expired-text) and whether the end of the time limit decides the item
+   (data-expiry-decides="false": it only turns overdue).
    Text only: never innerHTML. Works on cards swapped in by HTMX: everything is looked up when needed. */
 (function () {
   "use strict";
@@ -40,6 +42,7 @@
     var s = Math.floor(ms / 1000);
     var h = Math.floor(s / 3600);
     var m = Math.floor((s % 3600) / 60);
+    if (h >= 48) return Math.floor(h / 24) + " d " + (h % 24) + " h left";
     return h ? h + " h " + pad(m) + " min left" : m + " min " + pad(s % 60) + " s left";
   }
 
@@ -85,6 +88,7 @@
   function tick() {
     var now = Date.now() + skew;
     var warnMs = Number(deskSetting("data-warn-secs", "0")) * 1000;
+    var decides = deskSetting("data-expiry-decides", "true") !== "false";
     tickClaimsAndUndo(now);
     var timers = document.querySelectorAll(".queue-pending [data-expires]");
     for (var i = 0; i < timers.length; i++) {
@@ -98,7 +102,7 @@
       var card = el.closest(".queue-card");
       if (!card) continue;
       card.classList.toggle("queue-warn", left > 0 && left < warnMs);
-      if (left <= 0 && !card.classList.contains("queue-expired")) {
+      if (left <= 0 && decides && !card.classList.contains("queue-expired")) {
         // the server refuses decisions now; the system decides the item when its time is up
         card.classList.add("queue-expired");
         var fields = card.querySelectorAll(".decide button, .decide select, .decide input");
@@ -142,24 +146,55 @@
     return next;
   }
 
+  function decidable(card) {
+    return card.getAttribute("data-status") === "pending" && !card.classList.contains("queue-expired") &&
+      !card.hasAttribute("data-stale");
+  }
+
   function openDecision(kind) {
     var card = selected() || move(1);
     if (!card) return;
-    var details = card.querySelector("details[data-decision='" + kind + "']");
-    if (!details || card.classList.contains("queue-expired")) {
-      if (window.memdeskToast) window.memdeskToast("This " + noun() + " cannot be decided any more.", "info");
+    var details = card.querySelector(".decide details[data-decision='" + kind + "']");
+    if (!details || !decidable(card)) {
+      var text = decidable(card) && kind === "edit" ? "This " + noun() + " cannot be edited."
+        : decidable(card) ? "Only reviewers decide here."
+        : "This " + noun() + " cannot be decided any more.";
+      if (window.memdeskToast) window.memdeskToast(text, "info");
       return;
     }
     var all = card.querySelectorAll("details[data-decision]");
     for (var i = 0; i < all.length; i++) all[i].open = all[i] === details;
-    var field = details.querySelector("select[name=reason]");
+    // the edit form starts at the verdict; the others at their reason picker
+    var field = details.querySelector(kind === "edit" ? "select[name=verdict]" : "select[name=reason]");
     if (field) field.focus();
   }
 
   function pendingCards() {
-    return cards().filter(function (c) {
-      return c.getAttribute("data-status") === "pending" && !c.classList.contains("queue-expired");
-    });
+    return cards().filter(decidable);
+  }
+
+  // 1-9 in an open reason picker: pick that reason and decide; "other" asks for the note first
+  function pickReason(select, digit) {
+    var option = select.options[digit]; // options[0] is the "Pick a reason…" prompt
+    if (!option || !option.value) return false;
+    select.value = option.value;
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+    var form = select.form;
+    var note = form ? form.querySelector("input[name=note]") : null;
+    if (option.value === "other") {
+      if (note) note.focus();
+      return true;
+    }
+    submit(form);
+    return true;
+  }
+
+  function reasonPicker(target) {
+    if (target && target.matches && target.matches(".queue-card details[open] select[name=reason]")) return target;
+    if (typing(target)) return null;
+    var card = selected();
+    var open = card ? card.querySelectorAll("details[open] select[name=reason]") : [];
+    return open.length === 1 ? open[0] : null;
   }
 
   // s: skip to the next pending item (wrapping around), leaving this one as it is
@@ -215,7 +250,29 @@
     lastUndo = null;
     var card = document.getElementById(target.card);
     if (submit(card ? card.querySelector(".undo-form") : null)) return;
-    if (window.htmx) window.htmx.ajax("POST", target.url, { target: "#" + target.card, swap: "outerHTML" });
+    if (!window.htmx) return;
+    if (card) {
+      window.htmx.ajax("POST", target.url, { target: "#" + target.card, swap: "outerHTML" });
+      return;
+    }
+    // the card left the page (the list moved on): undo it, then show the list again with it back
+    window.htmx.ajax("POST", target.url, { source: document.body, swap: "none" }).then(function () {
+      window.htmx.trigger(document.body, "memdesk:desk-changed");
+    });
+  }
+
+  // When the last pending item of a page is decided and more are pending, the list reloads (the decided ones
+  // drop out of it) and its first pending item is selected: a reviewer goes on without touching the mouse.
+  var reloadAfterClear = false;
+
+  function reloadIfCleared() {
+    var d = desk();
+    if (!d || d.getAttribute("data-status") !== "pending" || pendingCards().length) return false;
+    var left = document.getElementById("desk-pending-count");
+    if (!left || Number(left.getAttribute("data-count") || "0") <= 0 || !window.htmx) return false;
+    reloadAfterClear = true;
+    window.htmx.trigger(document.body, "memdesk:desk-changed");
+    return true;
   }
 
   // The server offers the undo after a decision: a toast with an Undo button for the window's length.
@@ -285,12 +342,18 @@
       event.preventDefault();
       return;
     }
+    if (/^[1-9]$/.test(event.key)) {
+      var picker = reasonPicker(event.target);
+      if (picker && pickReason(picker, Number(event.key))) event.preventDefault();
+      return;
+    }
     if (typing(event.target)) return;
     switch (event.key) {
       case "j": move(1); break;
       case "k": move(-1); break;
       case "a": openDecision("approve"); break;
       case "r": openDecision("reject"); break;
+      case "e": openDecision("edit"); break;
       case "s": skip(); break;
       case "c": claim(); break;
       case "u": undo(); break;
@@ -320,9 +383,15 @@
     var card = form ? form.closest(".queue-card") : null;
     deciding = card ? card.id : null;
   });
-  document.addEventListener("htmx:afterSettle", function () {
+  document.addEventListener("htmx:afterSettle", function (event) {
     readSkew();
     tick();
+    if (reloadAfterClear && event.target && event.target.id === "desk") {
+      reloadAfterClear = false;
+      var first = pendingCards()[0];
+      if (first) select(first);
+      return;
+    }
     if (!deciding) return;
     var card = document.getElementById(deciding);
     deciding = null;
@@ -339,11 +408,12 @@
     var list = cards();
     var after = list.slice(list.indexOf(card) + 1).concat(list.slice(0, list.indexOf(card)));
     for (var i = 0; i < after.length; i++) {
-      if (after[i].getAttribute("data-status") === "pending" && !after[i].classList.contains("queue-expired")) {
+      if (decidable(after[i])) {
         select(after[i]);
         return;
       }
     }
+    if (reloadIfCleared()) return;
     select(card);
   });
 
