@@ -198,6 +198,7 @@ def _low_approve(item: ReviewItem, edited: dict[str, Any] | None, actor: str, t:
     if not rows:
         return {}
     row = rows[0]
+    assert row.subject is not None and row.predicate is not None
     undo = key_snapshot(item.agent_id, keys_of([row]), [])
     result = store_temporal(
         agent_id=item.agent_id,

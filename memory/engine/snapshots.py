@@ -79,9 +79,11 @@ def _restore(value: Any, name: str) -> Any:
 
 
 @c.write_transaction
-def restore_snapshot(*, agent_id: str, undo: dict[str, Any], actor: str, reason: str, action: str) -> int:
+def restore_snapshot(
+    *, agent_id: str, undo: dict[str, Any], actor: str, reason: str, action: str, **details: Any
+) -> int:
     """Put back what a change recorded in ``undo`` (``key_snapshot`` plus the ids of the writes it created, in
-    ``undo["new"]``); audited as ``action``. Returns the number of rows restored."""
+    ``undo["new"]``); audited as ``action`` with ``details``. Returns the number of rows restored."""
     agent_id = c.check_agent_id(agent_id)
     actor = c.check_actor(actor)
     if not isinstance(undo, dict) or "rows" not in undo:
@@ -122,5 +124,6 @@ def restore_snapshot(*, agent_id: str, undo: dict[str, Any], actor: str, reason:
         reason=reason,
         at=t,
         rows=sorted(rows),
+        **details,
     )
     return len(rows)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from django.db.models import F
 
@@ -34,6 +34,15 @@ DERIVED_FIELDS = (
 
 
 # --- facts ------------------------------------------------------------------------------------------------
+
+
+class ReaffirmSource(Protocol):
+    """What a reaffirmation entry records of the write behind it (a FactInput, or a verdict's merged write)."""
+
+    @property
+    def source_event(self) -> str: ...
+    @property
+    def origin(self) -> str: ...
 
 
 @dataclass
@@ -335,7 +344,7 @@ def _same_value(row: Memory, fact: FactInput) -> bool:
 
 
 def reaffirm_entries(
-    fact: FactInput,
+    fact: ReaffirmSource,
     existing: list[dict[str, Any]],
     confidence: float,
     row_origin: str,
