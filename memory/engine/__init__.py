@@ -15,6 +15,29 @@ from .belief import (
     is_retracted,
 )
 from .common import graph_generation
+from .dream import dream_run, lint
+from .dream_prune import PRUNE_EVENT, prune_end
+from .dream_runs import (
+    GATE_HOURS,
+    GATE_SESSIONS,
+    HEARTBEAT_STALE_SECS,
+    AlreadyRunning,
+    DreamGate,
+    DreamRunRecord,
+    DreamStateRecord,
+    GateClosed,
+    dream_abandon_stale,
+    dream_claim,
+    dream_finish,
+    dream_gate,
+    dream_mode_set,
+    dream_phase_report,
+    dream_progress,
+    dream_run_get,
+    dream_runs,
+    dream_start,
+    dream_state,
+)
 from .feedback import FeedbackResult, feedback_record, new_query_id
 from .graph import (
     GRAPH_CACHE_MIN_TRIPLES,
@@ -79,6 +102,7 @@ from .purge import expire_by_subject, invalidate_by_origin
 from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_context, render_block
 from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer, summarize
 from .review import (
+    TTL_DAYS,
     Proposal,
     Proposed,
     ReviewBulkOutcome,
@@ -94,6 +118,7 @@ from .review import (
     review_sweep,
     review_undo,
 )
+from .review_policy import PolicyInEffect, policy_in_effect
 from .temporal import get_at, get_history, retract_fact
 from .tokens import (
     SCOPES,
@@ -125,6 +150,32 @@ from .verdicts import state_fingerprint, verdict_apply, verdict_undo
 from .writes import store, store_temporal
 
 __all__ = [
+    "GATE_HOURS",
+    "GATE_SESSIONS",
+    "HEARTBEAT_STALE_SECS",
+    "PRUNE_EVENT",
+    "TTL_DAYS",
+    "AlreadyRunning",
+    "DreamGate",
+    "DreamRunRecord",
+    "DreamStateRecord",
+    "GateClosed",
+    "PolicyInEffect",
+    "dream_abandon_stale",
+    "dream_claim",
+    "dream_finish",
+    "dream_gate",
+    "dream_mode_set",
+    "dream_phase_report",
+    "dream_progress",
+    "dream_run",
+    "dream_run_get",
+    "dream_runs",
+    "dream_start",
+    "dream_state",
+    "lint",
+    "policy_in_effect",
+    "prune_end",
     "Proposal",
     "Proposed",
     "ReviewBulkOutcome",
