@@ -29,7 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -124,6 +124,7 @@ class _Run:
     used: set[str] = field(default_factory=set)
     applied: int = 0
     index: ImpactIndex | None = None
+    llm_down: str = ""  # the failure that made this run stop asking the LLM
     entities: int | None = None
     done: int = 0
     total: int = 0
@@ -506,11 +507,19 @@ def _plan(ctx: _Run, report: PhaseReport) -> list[tuple[Candidate, Verdict, Verd
                 verdict = judge(
                     candidate.old, candidate.new, candidate.context, llm=ctx.llm, registry=ctx.registry
                 )
-                if verdict.fallback:
-                    failures[verdict.error] += 1
-                    if verdict.error in LLM_STOPPERS:
-                        report.error(f"LLM {verdict.error}: the rest of this run is judged by the heuristic")
-                        ctx.llm = None
+                if verdict.fallback and verdict.error in LLM_STOPPERS:
+                    report.error(f"LLM {verdict.error}: the LLM is not asked again in this run")
+                    ctx.llm, ctx.llm_down = None, verdict.error
+            elif ctx.llm_down:  # configured but given up on in this run: as if it had failed again
+                verdict = replace(
+                    heuristic,
+                    reason=f"LLM unavailable ({ctx.llm_down}); heuristic: {heuristic.reason}",
+                    needs_review=True,
+                    fallback=True,
+                    error=ctx.llm_down,
+                )
+            if verdict.fallback:
+                failures[verdict.error] += 1
         ctx.used |= ids
         plan.append((candidate, verdict, heuristic))
     for code, n in sorted(failures.items()):
