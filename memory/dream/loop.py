@@ -58,7 +58,7 @@ __all__ = [
 
 log = logging.getLogger("memdesk.dream")
 
-PHASES = ("orient", "signal", "reflect", "consolidate", "prune")
+PHASES = engine.DREAM_PHASES
 DREAM_ACTOR = "system:dream"
 MAX_REPORT_ITEMS = 40
 MAX_ERRORS = 20

@@ -38,6 +38,7 @@ from .dream_runs import (
     dream_start,
     dream_state,
 )
+from .dream_runs import PHASES as DREAM_PHASES
 from .feedback import FeedbackResult, feedback_record, new_query_id
 from .graph import (
     GRAPH_CACHE_MIN_TRIPLES,
@@ -150,6 +151,7 @@ from .verdicts import state_fingerprint, verdict_apply, verdict_undo
 from .writes import store, store_temporal
 
 __all__ = [
+    "DREAM_PHASES",
     "GATE_HOURS",
     "GATE_SESSIONS",
     "HEARTBEAT_STALE_SECS",

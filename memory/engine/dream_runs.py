@@ -30,6 +30,8 @@ GATE_HOURS = 24
 GATE_SESSIONS = 5
 HEARTBEAT_STALE_SECS = 300
 QUEUED = "queued"
+# the loop's phases in the order they run (reports are shown in this order; JSON objects keep no order on PostgreSQL)
+PHASES = ("orient", "signal", "reflect", "consolidate", "prune")
 MODES = (DreamState.DRY_RUN, DreamState.APPLY)
 MAX_ERROR = 2000
 MAX_RUNS_LISTED = 100
@@ -81,7 +83,7 @@ class DreamRunRecord:
             phase=run.phase,
             done=run.done,
             total=run.total,
-            phases=dict(run.phases or {}),
+            phases=_in_order(run.phases or {}),
             llm_calls=run.llm_calls,
             llm_tokens=run.llm_tokens,
             error=run.error,
@@ -99,6 +101,11 @@ class DreamRunRecord:
     @property
     def percent(self) -> int:
         return int(100 * self.done / self.total) if self.total else 0
+
+
+def _in_order(phases: dict[str, Any]) -> dict[str, Any]:
+    known = [name for name in PHASES if name in phases]
+    return {name: phases[name] for name in [*known, *sorted(set(phases) - set(known))]}
 
 
 @dataclass(frozen=True)
