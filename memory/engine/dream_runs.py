@@ -21,7 +21,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
-from memory.models import DreamRun, DreamState, Memory
+from memory.models import Agent, DreamRun, DreamState, Memory
 
 from . import common as c
 from .types import EngineError, InvalidArgument, NotFound
@@ -304,6 +304,23 @@ def _already(run_id: int | None) -> AlreadyRunning:
     return AlreadyRunning(
         f"{which} of this agent is in progress; wait for it to finish", field="agent_id", run_id=run_id
     )
+
+
+@c.write_transaction
+def dream_cancel(*, run_id: int, error: str) -> bool:
+    """Fail a run that never started (still queued: its job could not be queued); the gate clock stays."""
+    return bool(
+        DreamRun.objects.filter(id=_run_id(run_id), status=DreamRun.RUNNING, phase=QUEUED).update(
+            status=DreamRun.FAILED, finished_at=c.now(), phase="", error=(error or "cancelled")[:MAX_ERROR]
+        )
+    )
+
+
+def dream_due(*, at: datetime | None = None) -> list[str]:
+    """Agents whose gate is open now (the hourly gate check starts a run for each)."""
+    t = at or c.now()
+    agents = sorted(set(Agent.objects.values_list("agent_id", flat=True)))
+    return [a for a in agents if dream_gate(agent_id=a, at=t).open]
 
 
 @c.write_transaction
