@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -125,12 +125,21 @@ class Finding:
 
 @dataclass(frozen=True)
 class LintReport:
+    """The findings (iterating the report yields them, as SPEC 11's ``engine.lint`` promises), every finding
+    counted by rule, what was checked, and the checks that could not run (``errors``)."""
+
     findings: list[Finding]
     counts: dict[str, int]
     checked: dict[str, int]
     errors: list[str]
     truncated: bool
     duration_ms: float
+
+    def __iter__(self) -> Iterator[Finding]:
+        return iter(self.findings)
+
+    def __len__(self) -> int:
+        return len(self.findings)
 
 
 @dataclass

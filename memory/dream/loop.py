@@ -41,7 +41,8 @@ from memory.engine.belief import RETRACTED, current_q
 from memory.engine.review_policy import ImpactIndex, impact, impact_index, route
 from memory.models import DreamRun, Memory, ReviewItem
 
-from .conflicts import Candidate, find_candidates
+from .conflicts import MAX_LIMIT as MAX_SCAN
+from .conflicts import RULES, Candidate, find_candidates
 from .judge import Verdict, judge
 from .lint import Finding, lint
 from .registry import Registry, active_registry
@@ -67,6 +68,7 @@ LOW_VALUE_IMPORTANCE = 2.0
 STALE_DAYS = 180
 RECENT_ACCESS_DAYS = 30  # SPEC B9: prune never ends a row read in the last 30 days
 CHUNK = 500
+SCAN_FACTOR = 20  # the scan looks at this many times the candidates it keeps, to sample all rules
 
 
 @dataclass(frozen=True)
@@ -307,26 +309,42 @@ def _judged_pairs(ctx: _Run) -> list[tuple[str, str]]:
 
 
 def _scan(ctx: _Run, report: PhaseReport) -> None:
+    """Candidates of every rule, then a sample of ``signal_pairs`` taken in turn from each rule, so a backlog of
+    one rule (hundreds of respelt values) never hides the conflicts of the others."""
     skip = _judged_pairs(ctx)
     scan = find_candidates(
         agent_id=ctx.agent_id,
-        limit=ctx.limits.signal_pairs,
+        limit=min(MAX_SCAN, ctx.limits.signal_pairs * SCAN_FACTOR),
         registry=ctx.registry,
         at=ctx.at,
         skip_pairs=skip,
     )
-    ctx.candidates = scan.candidates
+    ctx.candidates = _sample(scan.candidates, ctx.limits.signal_pairs)
     report.counts.update(
-        candidates=len(scan.candidates),
-        candidates_by_rule=scan.counts,
-        more_candidates=scan.truncated,
+        candidates=len(ctx.candidates),
+        candidates_by_rule={rule: sum(1 for c in ctx.candidates if c.rule == rule) for rule in RULES},
+        candidates_found=len(scan.candidates),
+        more_candidates=scan.truncated or len(scan.candidates) > len(ctx.candidates),
         already_judged=len(skip),
         facts_scanned=scan.facts_scanned,
         plain_scanned=scan.plain_scanned,
         scan_ms=scan.duration_ms,
     )
-    for c in scan.candidates[:10]:
+    for c in ctx.candidates[:10]:
         report.item({"type": "candidate", "rule": c.rule, "ids": [c.old.id, c.new.id], "reason": c.reason})
+
+
+def _sample(candidates: list[Candidate], n: int) -> list[Candidate]:
+    """Up to ``n`` candidates, one of each rule in turn (each rule's own order kept)."""
+    queues = {rule: [c for c in candidates if c.rule == rule] for rule in RULES}
+    out: list[Candidate] = []
+    depth = 0
+    while len(out) < n and any(len(q) > depth for q in queues.values()):
+        for rule in RULES:
+            if depth < len(queues[rule]) and len(out) < n:
+                out.append(queues[rule][depth])
+        depth += 1
+    return out
 
 
 def _graph(ctx: _Run, report: PhaseReport) -> None:

@@ -54,7 +54,7 @@ def test_a_clean_agent_has_no_findings():
         fact("bea", "reports_to", "cid", agent_id=A)
         note("ana likes quiet offices", agent_id=A)
     report = run_lint()
-    assert report.findings == [] and report.counts == {} and report.errors == []
+    assert report.findings == [] and report.counts == {} and report.errors == [] and list(report) == []
     assert report.checked["facts"] == 5
 
 
@@ -136,6 +136,7 @@ def test_findings_are_limited_but_all_counted():
             fact(f"p{k}", "birthday", "2099-01-01", agent_id=A)
     report = run_lint(limit=4)
     assert len(report.findings) == 4 and report.counts == {"value_domain": 6} and report.truncated
+    assert [(f.kind, f.severity) for f in report] == [("grounding", "warning")] * 4 and len(report) == 4
 
 
 def test_lint_reads_in_a_fixed_number_of_queries(django_assert_max_num_queries):

@@ -304,3 +304,22 @@ def test_another_agents_run_is_not_found():
     assert err.value.code == "not_found"
     assert engine.dream_runs(agent_id="dream-b") == []
     assert [r.id for r in engine.dream_runs(agent_id=A)] == [done.id]
+
+
+def test_the_signal_samples_every_rule_so_a_backlog_never_hides_a_conflict():
+    with time_machine.travel(NOW - timedelta(days=1), tick=False):
+        for k in range(6):  # six respelt values: rule (a), first in the scan's order
+            w.fact(f"svc{k}", "deploy_target", "Cloudflare Workers", valid_from=w.T0)
+            w.fact(f"svc{k}", "deploy_target", "cloudflare workers (CF)", valid_from=w.T0 + timedelta(days=1))
+        engine.alias_add(agent_id=A, canonical="carl", alias="carl m.")
+        carl = (
+            w.fact("carl", "lives_in", "Paris", valid_from=w.T0),
+            w.fact("carl m.", "lives_in", "London", valid_from=w.T0),
+        )
+    with time_machine.travel(NOW, tick=False):
+        started = engine.dream_start(agent_id=A, force=True)
+        done = loop.execute(run_id=started.id, limits=loop.Limits(signal_pairs=3))
+    counts = done.phases["signal"]["counts"]
+    assert counts["candidates_found"] == 7 and counts["more_candidates"]
+    assert counts["candidates_by_rule"] == {"a": 2, "b": 0, "c": 1, "d": 0}
+    assert {tuple(i.memory_ids) for i in ReviewItem.objects.filter(kind="conflict")} >= {carl}
