@@ -312,23 +312,26 @@ def _scan(ctx: _Run, report: PhaseReport) -> None:
     """Candidates of every rule, then a sample of ``signal_pairs`` taken in turn from each rule, so a backlog of
     one rule (hundreds of respelt values) never hides the conflicts of the others."""
     skip = _judged_pairs(ctx)
-    scan = find_candidates(
-        agent_id=ctx.agent_id,
-        limit=min(MAX_SCAN, ctx.limits.signal_pairs * SCAN_FACTOR),
-        registry=ctx.registry,
-        at=ctx.at,
-        skip_pairs=skip,
+    limit = min(MAX_SCAN, ctx.limits.signal_pairs * SCAN_FACTOR)
+    # facts (rules a-c) and plain memories (rule d) are scanned apart: each reads only its own rows, and a
+    # full fact scan cannot crowd out the plain memories
+    facts, plain = (
+        find_candidates(
+            agent_id=ctx.agent_id, limit=limit, rules=rules, registry=ctx.registry, at=ctx.at, skip_pairs=skip
+        )
+        for rules in (("a", "b", "c"), ("d",))
     )
-    ctx.candidates = _sample(scan.candidates, ctx.limits.signal_pairs)
+    found = facts.candidates + plain.candidates
+    ctx.candidates = _sample(found, ctx.limits.signal_pairs)
     report.counts.update(
         candidates=len(ctx.candidates),
         candidates_by_rule={rule: sum(1 for c in ctx.candidates if c.rule == rule) for rule in RULES},
-        candidates_found=len(scan.candidates),
-        more_candidates=scan.truncated or len(scan.candidates) > len(ctx.candidates),
+        candidates_found=len(found),
+        more_candidates=facts.truncated or plain.truncated or len(found) > len(ctx.candidates),
         already_judged=len(skip),
-        facts_scanned=scan.facts_scanned,
-        plain_scanned=scan.plain_scanned,
-        scan_ms=scan.duration_ms,
+        facts_scanned=facts.facts_scanned,
+        plain_scanned=plain.plain_scanned,
+        scan_ms=round(facts.duration_ms + plain.duration_ms, 1),
     )
     for c in ctx.candidates[:10]:
         report.item({"type": "candidate", "rule": c.rule, "ids": [c.old.id, c.new.id], "reason": c.reason})

@@ -323,3 +323,21 @@ def test_the_signal_samples_every_rule_so_a_backlog_never_hides_a_conflict():
     assert counts["candidates_found"] == 7 and counts["more_candidates"]
     assert counts["candidates_by_rule"] == {"a": 2, "b": 0, "c": 1, "d": 0}
     assert {tuple(i.memory_ids) for i in ReviewItem.objects.filter(kind="conflict")} >= {carl}
+
+
+def test_plain_memories_are_scanned_apart_from_facts(monkeypatch):
+    monkeypatch.setattr(loop, "SCAN_FACTOR", 1)  # each scan keeps exactly signal_pairs candidates
+    with time_machine.travel(NOW - timedelta(days=1), tick=False):
+        for k in range(4):
+            w.fact(f"svc{k}", "deploy_target", "Cloudflare Workers", valid_from=w.T0)
+            w.fact(f"svc{k}", "deploy_target", "cloudflare workers (CF)", valid_from=w.T0 + timedelta(days=1))
+        notes = (
+            w.note("The platform team uses Jenkins for every release build"),
+            w.note("The platform team no longer uses Jenkins for release builds; switched to GitHub Actions"),
+        )
+    with time_machine.travel(NOW, tick=False):
+        started = engine.dream_start(agent_id=A, force=True)
+        done = loop.execute(run_id=started.id, limits=loop.Limits(signal_pairs=3))
+    counts = done.phases["signal"]["counts"]
+    assert counts["candidates_by_rule"] == {"a": 2, "b": 0, "c": 0, "d": 1} and counts["more_candidates"]
+    assert notes in {tuple(i.memory_ids) for i in ReviewItem.objects.filter(kind="conflict")}
