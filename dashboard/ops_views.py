@@ -131,9 +131,12 @@ def operations_start(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
         run = engine.dream_start(
             agent_id=aid, force=True, dry_run=True if dry else None, actor=actor_of(request)
         )
-        tasks.start_run(run.id)
     except engine.EngineError as exc:
-        return _refused(request, access, exc)
+        return _refused(request, access, exc.message, error_status(exc))
+    try:
+        tasks.start_run(run.id)
+    except Exception as exc:  # the job backend is unreachable: the run is failed, the gate clock unchanged
+        return _refused(request, access, f"Run #{run.id} could not be queued ({exc}); try again later.", 503)
     run = engine.dream_run_get(agent_id=aid, run_id=run.id)
     text = f"Dream run #{run.id} started ({'dry run' if run.dry_run else 'apply'})."
     if not wants_fragment(request):
@@ -145,13 +148,14 @@ def operations_start(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     return response
 
 
-def _refused(request: HtmxHttpRequest, access: AgentAccess, exc: engine.EngineError) -> HttpResponse:
+def _refused(request: HtmxHttpRequest, access: AgentAccess, message: str, status: int) -> HttpResponse:
+    """The refusal in place (HTMX: the controls with the message, and a toast), or a redirect with a message."""
     if not wants_fragment(request):
-        messages.error(request, exc.message)
+        messages.error(request, message)
         return redirect("dashboard:operations", access.agent.agent_id)
-    response = render_page(request, PAGE, _controls(access, error=exc.message), fragment="controls")
-    response.status_code = error_status(exc)
-    trigger_client_event(response, "memdesk:toast", {"text": exc.message, "level": "error"})
+    response = render_page(request, PAGE, _controls(access, error=message), fragment="controls")
+    response.status_code = status
+    trigger_client_event(response, "memdesk:toast", {"text": message, "level": "error"})
     return response
 
 
@@ -169,7 +173,7 @@ def operations_mode(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     try:
         state = engine.dream_mode_set(agent_id=aid, mode=form.cleaned_data["mode"], actor=actor_of(request))
     except engine.EngineError as exc:
-        return _refused(request, access, exc)
+        return _refused(request, access, exc.message, error_status(exc))
     text = f"Dream mode of {access.agent} is now {state.mode.replace('_', ' ')}."
     if not wants_fragment(request):
         messages.success(request, text)

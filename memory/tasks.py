@@ -83,9 +83,9 @@ def quarantine_sweep() -> dict[str, int]:
 
 def dream_execute(run_id: int) -> dict[str, Any]:
     """Execute one started dream run to the end (a run already taken, finished or abandoned is left alone)."""
-    from memory.dream.loop import execute
+    from memory import engine
 
-    run = execute(run_id=int(run_id))
+    run = engine.dream_execute(run_id=int(run_id))
     return {"run_id": run.id, "status": run.status}
 
 

@@ -234,7 +234,8 @@ def _load_facts(agent_id: str, at: datetime, aliases: dict[str, str], registry: 
         .iterator(chunk_size=5_000)
     )
     out = []
-    for row_id, subject, predicate, obj in rows:
+    for row_id, raw_subject, raw_predicate, obj in rows:
+        subject, predicate = raw_subject or "", raw_predicate or ""
         pred = preds.get(predicate)
         if pred is None:
             pred = preds[predicate] = registry.canonical(predicate)

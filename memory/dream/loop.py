@@ -378,7 +378,7 @@ def _graph(ctx: _Run, report: PhaseReport) -> None:
     report.counts.update(entities=n, hubs=len(hubs), orphans=int(single.size))
     for hub in hubs:
         report.item(hub)
-    lowest = single[np.argsort(scores[single], kind="stable")[:5]] if single.size else []
+    lowest: list[int] = single[np.argsort(scores[single], kind="stable")[:5]].tolist() if single.size else []
     for i in lowest:
         report.item({"type": "orphan", "entity": graph.entities[int(i)], "facts": 1})
 
@@ -473,12 +473,10 @@ def consolidate(ctx: _Run, report: PhaseReport) -> None:
     ctx.tick(total=len(plan) + len(lint_items))
     outcomes: Counter[str] = Counter()
     for candidate, verdict, heuristic in plan:
-        outcomes[
-            _attempt(ctx, report, lambda c=candidate, v=verdict, h=heuristic: _conflict(ctx, c, v, h, report))
-        ] += 1
+        outcomes[_attempt(report, _conflict, ctx, candidate, verdict, heuristic, report)] += 1
         ctx.tick()
     for finding in lint_items:
-        outcomes[_attempt(ctx, report, lambda f=finding: _lint_item(ctx, f, report))] += 1
+        outcomes[_attempt(report, _lint_item, ctx, finding, report)] += 1
         ctx.tick()
     report.counts.update(
         judged=len(plan),
@@ -492,9 +490,10 @@ def consolidate(ctx: _Run, report: PhaseReport) -> None:
     )
 
 
-def _attempt(ctx: _Run, report: PhaseReport, fn: Callable[[], str]) -> str:
+def _attempt(report: PhaseReport, fn: Callable[..., str], *args: Any) -> str:
+    """One item: its outcome, or ``"error"`` with the engine's refusal in the report (the next item goes on)."""
     try:
-        return fn()
+        return fn(*args)
     except engine.EngineError as exc:
         report.error(f"{exc.code}: {exc.message}")
         return "error"

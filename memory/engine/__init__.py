@@ -15,7 +15,7 @@ from .belief import (
     is_retracted,
 )
 from .common import graph_generation
-from .dream import dream_run, lint
+from .dream import dream_execute, dream_run, lint
 from .dream_prune import PRUNE_EVENT, prune_end
 from .dream_runs import (
     GATE_HOURS,
@@ -174,6 +174,7 @@ __all__ = [
     "dream_mode_set",
     "dream_phase_report",
     "dream_progress",
+    "dream_execute",
     "dream_run",
     "dream_run_get",
     "dream_runs",

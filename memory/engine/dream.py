@@ -1,8 +1,8 @@
-"""The background track's public entry points that live in ``memory.dream`` (SPEC 11): ``dream_run`` and
-``lint``.
+"""The background track's public entry points that live in ``memory.dream`` (SPEC 11): ``dream_run``,
+``dream_execute`` and ``lint``.
 
 ``memory.dream`` builds on the engine (it imports ``memory.engine``), so the engine cannot import it while it
-is being imported. These two functions are the one deliberate late import: they load ``memory.dream`` when
+is being imported. These functions are the one deliberate late import: they load ``memory.dream`` when
 called, never at import time, so ``from memory import engine`` stays free of cycles.
 """
 
@@ -20,10 +20,16 @@ def dream_run(
     """Start a dream run and execute it here, to the end (``gate_closed`` unless the gate is open or ``force``;
     ``already_running`` while another run of the agent is in progress). ``dry_run=None`` takes the agent's mode.
     Returns the finished run with its report (``.phases``)."""
+    run = dream_start(agent_id=agent_id, force=force, dry_run=dry_run, actor=actor)
+    return dream_execute(run_id=run.id)
+
+
+def dream_execute(*, run_id: int) -> DreamRunRecord:
+    """Execute a started run to the end (the job ``memory.tasks.dream_execute`` calls this); a run that is not
+    queued any more (taken by another worker, finished, abandoned) is returned as it is."""
     from memory.dream.loop import execute  # the deliberate late import (see the module docstring)
 
-    run = dream_start(agent_id=agent_id, force=force, dry_run=dry_run, actor=actor)
-    return execute(run_id=run.id)
+    return execute(run_id=run_id)
 
 
 def lint(*, agent_id: str, **options: Any) -> Any:

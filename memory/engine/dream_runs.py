@@ -166,19 +166,18 @@ def dream_gate(*, agent_id: str, at: datetime | None = None) -> DreamGate:
         .values_list("id", flat=True)
         .first()
     )
-    common = dict(mode=state.mode, last_dream_at=last, sessions_since=sessions, hours_since=hours)
+
+    def gate(is_open: bool, reason: str) -> DreamGate:
+        return DreamGate(is_open, reason, state.mode, last, sessions, hours, running)
+
     if running is not None:
-        return DreamGate(False, f"run #{running} is in progress", running_id=running, **common)
+        return gate(False, f"run #{running} is in progress")
     if hours is not None and hours <= GATE_HOURS:
-        return DreamGate(
-            False, f"the last run was {hours:.1f} h ago (the gate opens after {GATE_HOURS} h)", **common
-        )
+        return gate(False, f"the last run was {hours:.1f} h ago (the gate opens after {GATE_HOURS} h)")
     if sessions < GATE_SESSIONS:
-        return DreamGate(
-            False, f"{sessions} session(s) since the last run (the gate needs {GATE_SESSIONS})", **common
-        )
+        return gate(False, f"{sessions} session(s) since the last run (the gate needs {GATE_SESSIONS})")
     since = "no run yet" if hours is None else f"{hours:.1f} h since the last run"
-    return DreamGate(True, f"{since} and {sessions} sessions since", **common)
+    return gate(True, f"{since} and {sessions} sessions since")
 
 
 def dream_run_get(*, agent_id: str, run_id: Any) -> DreamRunRecord:

@@ -152,6 +152,22 @@ def test_a_start_while_a_run_is_in_progress_shows_already_running(client, team_a
     assert DreamRun.objects.count() == 1
 
 
+def test_a_run_whose_job_cannot_be_queued_is_refused_and_failed(
+    client, team_admin, agent, clock, monkeypatch
+):
+    from memory import tasks
+
+    def broker_down(name, *args):
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(tasks, "enqueue", broker_down)
+    response = login(client, team_admin).post(start_url(agent.agent_id), headers=HTMX)
+    run = DreamRun.objects.get()
+    assert response.status_code == 503
+    assert f"Run #{run.id} could not be queued (broker down)" in response.content.decode()
+    assert run.status == "failed" and engine.dream_state(agent_id=agent.agent_id).last_dream_at is None
+
+
 def test_a_running_run_polls_every_two_seconds_until_it_is_done(client, reviewer, agent, clock):
     running = engine.dream_start(agent_id=agent.agent_id, force=True, actor="user:ada")
     engine.dream_claim(run_id=running.id, first_phase="orient")

@@ -341,3 +341,33 @@ def test_plain_memories_are_scanned_apart_from_facts(monkeypatch):
     counts = done.phases["signal"]["counts"]
     assert counts["candidates_by_rule"] == {"a": 2, "b": 0, "c": 0, "d": 1} and counts["more_candidates"]
     assert notes in {tuple(i.memory_ids) for i in ReviewItem.objects.filter(kind="conflict")}
+
+
+def test_the_graph_signal_needs_fifty_triples_then_names_hubs_and_orphans():
+    with time_machine.travel(NOW - timedelta(days=1), tick=False):
+        for k in range(49):
+            w.fact(f"customer{k}", "uses_tool", "Zendesk")
+    small = run()
+    assert small.phases["signal"]["counts"]["graph"] == "skipped: fewer than 50 triples"
+    with time_machine.travel(NOW - timedelta(days=1), tick=False):
+        w.fact("customer0", "lives_in", "Lisbon")
+    big = run(at=NOW + timedelta(minutes=1))
+    counts = big.phases["signal"]["counts"]
+    assert counts["triples"] == 50 and counts["hubs"] == 10 and counts["orphans"] == 49
+    hubs = [i for i in big.phases["signal"]["items"] if i["type"] == "hub"]
+    assert hubs[0] == {"type": "hub", "entity": "zendesk", "score": hubs[0]["score"], "facts": 49}
+    assert [i["type"] for i in big.phases["signal"]["items"]].count("orphan") == 5
+
+
+def test_reflect_reports_knowledge_gaps_from_a_registered_finder(monkeypatch):
+    monkeypatch.setattr(loop, "_GAP_FINDERS", [])
+    assert run().phases["reflect"]["counts"]["knowledge_gaps"] == "no gap finder registered"
+
+    def finder(agent_id: str) -> list[dict]:
+        return [{"signature": f"refund window {agent_id}", "failures": 2}]
+
+    loop.register_gap_finder(finder)
+    loop.register_gap_finder(finder)  # once only
+    reflect = run(at=NOW + timedelta(minutes=1)).phases["reflect"]
+    assert reflect["counts"]["knowledge_gaps"] == 1
+    assert {"type": "gap", "signature": f"refund window {A}", "failures": 2} in reflect["items"]
