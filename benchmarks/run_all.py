@@ -7,8 +7,10 @@ One agent's corpus is grown through engine functions to each size in turn (10k, 
 store figure (a) and the search figure (b) are measured beside their raw sqlite3 baselines. The report is
 ``{"machine": {...}, "results": [{"name", "n", "value", "unit", "baseline", "ratio", "goal", "met", ...}]}``
 with ``ratio = value / baseline`` (engine / raw). The graph figures (``bench_graph``: PPR latency, rebuild, search
-graph on vs off at 10k, 100k and 1M triples), the MCP figures (``bench_mcp``) and the review queue page with
-10k pending items (``bench_review_page``) run last on the same file.
+graph on vs off at 10k, 100k and 1M triples), the dream run figures (``bench_dream``: a full heuristic dream run
+over an agent of 100k rows with 10 % planted conflicts, time per phase, peak memory, the judge's precision and
+recall) the MCP figures (``bench_mcp``) and the review queue page with 10k pending items (``bench_review_page``) run last
+on the same file.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_dream  # noqa: E402
 import bench_graph  # noqa: E402
 import bench_mcp  # noqa: E402
 import bench_review_page  # noqa: E402
@@ -58,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-db", action="store_true", help="keep the databases afterwards")
     ap.add_argument("--skip-mcp", action="store_true", help="skip the MCP-over-HTTP figures (bench_mcp)")
     ap.add_argument("--skip-graph", action="store_true", help="skip the graph figures (bench_graph)")
+    ap.add_argument("--skip-dream", action="store_true", help="skip the dream run figures (bench_dream)")
     ap.add_argument(
         "--skip-review", action="store_true", help="skip the review page figure (bench_review_page)"
     )
@@ -98,6 +102,12 @@ def main(argv: list[str] | None = None) -> int:
             sample = store_sample(n=args.sample, n_keys=SAMPLE_KEYS.get(n, 5_000), seed=n)
             results += bench_store.measure(engine_db=db, n_label=n, n_rows=rows, sample=sample)
             print(table([r for r in results if r["n"] == n]), flush=True)
+        if not args.skip_dream:
+            dream_n = 10_000 if args.quick else 100_000
+            print(f"\n== dream run (agent {bench_dream.AGENT}, {dream_n} rows, same database)", flush=True)
+            dream = bench_dream.measure(dream_n, seed=11)
+            results += dream
+            print(table(dream), flush=True)
         if not args.skip_graph:
             graph_sizes = args.graph_sizes or ([10_000] if args.quick else [10_000, 100_000, 1_000_000])
             print(f"\n== graph retrieval (agent {bench_graph.AGENT}, same database)", flush=True)

@@ -144,3 +144,19 @@ class AuditFilterForm(forms.Form):
             "q": data.get("q") or "",
             "batch": data.get("batch"),
         }
+
+
+class DreamStartForm(forms.Form):
+    """The operations page's "run now" (the agent's mode) and "dry run" (always dry) buttons."""
+
+    dry = forms.BooleanField(required=False)
+
+
+class DreamModeForm(forms.Form):
+    mode = forms.ChoiceField(
+        choices=[
+            ("dry_run", "Dry run: propose only, change nothing"),
+            ("apply", "Apply: apply what the review policy allows, queue the rest"),
+        ],
+        label="Dream mode",
+    )

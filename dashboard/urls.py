@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import graph_views, views
+from . import graph_views, ops_views, views
 
 app_name = "dashboard"
 urlpatterns = [
@@ -14,6 +14,14 @@ urlpatterns = [
     path("agents/<str:agent_id>/mistakes/", views.mistakes, name="mistakes"),
     path("agents/<str:agent_id>/mistakes/preview/", views.mistakes_preview, name="mistakes_preview"),
     path("agents/<str:agent_id>/audit/", views.audit_log, name="audit"),
+    path("agents/<str:agent_id>/operations/", ops_views.operations, name="operations"),
+    path("agents/<str:agent_id>/operations/run/", ops_views.operations_start, name="operations_start"),
+    path("agents/<str:agent_id>/operations/mode/", ops_views.operations_mode, name="operations_mode"),
+    path(
+        "agents/<str:agent_id>/operations/runs/<int:run_id>/",
+        ops_views.operations_run,
+        name="operations_run",
+    ),
     path("agents/<str:agent_id>/graph/", graph_views.graph, name="graph"),
     path("agents/<str:agent_id>/graph/entity/", graph_views.graph_entity, name="graph_entity"),
     path(

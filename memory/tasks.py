@@ -1,17 +1,50 @@
 """Job entry points: take ids, call the engine, nothing else; safe to run twice (DESIGN: Jobs).
 
 ``enqueue`` sends a job to django-q2 (default, database broker), Celery (Redis broker) or runs it inline
-(``MEMDESK_TASK_BACKEND=sync``, for tests and one-off commands).
+(``MEMDESK_TASK_BACKEND=sync``, for tests and one-off commands). ``SCHEDULES`` is the one list of periodic
+jobs: ``manage.py setup_schedules`` registers it with django-q2, ``config/celery.py`` with Celery beat, and the
+operations page shows it.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 
 log = logging.getLogger("memdesk.tasks")
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    name: str  # the django-q2 schedule's name
+    job: str  # a function of this module
+    minutes: int
+    what: str  # for people (the operations page)
+
+
+SCHEDULES = (
+    Scheduled(
+        "memdesk: quarantine TTL sweep",
+        "quarantine_sweep",
+        1,
+        "expires quarantine batches past their TTL, sends due reminders, retries webhook deliveries",
+    ),
+    Scheduled(
+        "memdesk: dream gate check",
+        "dream_gate_check",
+        60,
+        "starts a dream run for every agent whose gate is open (24 h and 5 sessions since its last run)",
+    ),
+    Scheduled(
+        "memdesk: review reminders",
+        "review_sweep",
+        60,
+        "reminds once about review items past their TTL (they stay pending)",
+    ),
+)
 
 
 def enqueue(name: str, *args: Any) -> Any:
@@ -48,4 +81,48 @@ def quarantine_sweep() -> dict[str, int]:
     return out
 
 
-JOBS = {"deliver_event", "quarantine_sweep"}
+def dream_execute(run_id: int) -> dict[str, Any]:
+    """Execute one started dream run to the end (a run already taken, finished or abandoned is left alone)."""
+    from memory import engine
+
+    run = engine.dream_execute(run_id=int(run_id))
+    return {"run_id": run.id, "status": run.status}
+
+
+def dream_gate_check() -> dict[str, list[int]]:
+    """Hourly: abandon runs whose worker died, then start and queue a run for every agent whose gate is open."""
+    from memory import engine
+
+    engine.dream_abandon_stale()
+    started: list[int] = []
+    for agent_id in engine.dream_due():
+        try:
+            run = engine.dream_start(agent_id=agent_id, force=False, actor="system:dream-gate")
+        except (engine.GateClosed, engine.AlreadyRunning):
+            continue  # the gate closed or a run began since dream_due looked
+        start_run(run.id)
+        started.append(run.id)
+    return {"started": started}
+
+
+def start_run(run_id: int) -> Any:
+    """Queue ``dream_execute`` for a started run; a run whose job cannot be queued is failed (its gate stays
+    open) and the error raised."""
+    from memory import engine
+
+    try:
+        return enqueue("dream_execute", run_id)
+    except Exception as exc:
+        log.exception("could not queue dream run %s", run_id)
+        engine.dream_cancel(run_id=run_id, error=f"could not queue the run: {exc}")
+        raise
+
+
+def review_sweep() -> dict[str, int]:
+    """Remind once about review items past their TTL; they stay pending (nothing lands silently)."""
+    from memory import engine
+
+    return engine.review_sweep()
+
+
+JOBS = {"deliver_event", "quarantine_sweep", "dream_execute", "dream_gate_check", "review_sweep"}

@@ -21,6 +21,8 @@ MEMORY_MODELS = {
     "EntityAlias",
     "ReviewItem",
     "ReviewPolicy",
+    "DreamRun",
+    "DreamState",
 }
 WRITE_METHODS = {
     "create",

@@ -197,7 +197,10 @@ class TestSeededDemo:
         names = {n["id"] for n in view.nodes}
         assert {"李老闆", "zhixu", "boss li", "project lantern", "dana whitfield", "priya raman"} <= names
         assert "dana" not in names  # already an alias of Dana Whitfield
-        assert [(x.canonical, x.alias) for x in engine.alias_list(agent_id=A)] == [("dana whitfield", "dana")]
+        assert [(x.canonical, x.alias) for x in engine.alias_list(agent_id=A)] == [
+            ("dana whitfield", "dana"),
+            ("wen zhao", "wen"),  # the dream story's alias pair
+        ]
         held = [e for e in view.edges if e["quarantined"]]
         assert len(held) == 5 and {e["subject"] for e in held} == {"project lantern"}
         assert Memory.objects.filter(agent_id=A, origin=d.LANTERN_SPAM_ORIGIN, quarantined=True).count() == 5
@@ -251,10 +254,58 @@ class TestSeededDemo:
         assert wiki_selectors.search(agent_id=A, query="refunds over $500")[0].page.slug == "refund-over-500"
         assert WikiPage.objects.filter(agent_id=d.RESEARCH_BOT).count() == 0
 
+    def test_one_dream_pass_leaves_real_work_for_reviewers(self, seeded: str) -> None:
+        """SPEC B1-B3 on the demo: duplicates merged and changes superseded by the pass itself, an unsure
+        conflict and three lint findings waiting in the review queue, an orphan pruned."""
+        [run] = engine.dream_runs(agent_id=A)
+        assert (run.status, run.dry_run, run.actor) == ("done", False, "system:seed_demo")
+        assert all(phase["errors"] == [] for phase in run.phases.values())
+        assert engine.dream_state(agent_id=A).mode == "apply"
+        assert f"dream run #{run.id} over support-bot: 4 applied, 4 waiting for review (done)" in seeded
+        items = engine.review_list(agent_id=A, status=None)
+        summary = sorted(
+            (
+                i.kind,
+                i.status,
+                i.payload.get("rule") or i.payload["finding"]["rule"],
+                i.payload.get("verdict_type"),
+            )
+            for i in items
+        )
+        assert summary == [
+            ("conflict", "applied", "a", "conflict:MERGE"),  # "Atlassian Statuspage" respelt
+            ("conflict", "applied", "b", "conflict:MERGE"),  # headquartered_in / hq
+            ("conflict", "applied", "d", "conflict:SUPERSEDE"),  # English notes
+            ("conflict", "applied", "d", "conflict:SUPERSEDE"),  # Chinese notes
+            ("conflict", "pending", "c", "conflict:UNSURE"),  # Wen Zhao / wen, a low-trust channel
+            ("lint", "pending", "cycle", "lint:none"),
+            ("lint", "pending", "value_domain", "lint:retract"),
+            ("lint", "pending", "value_domain", "lint:retract"),
+        ]
+        later = NOW + timedelta(hours=1)
+        assert value_at("status-page", "hosted_on", later) == "Atlassian Statuspage"
+        assert value_at("Jordan Lee", "birthday", later) == "2089-07-14"  # retracted only on approval
+        hits = engine.search(agent_id=A, query="值班通知", limit=10)
+        assert [h.content for h in hits if "值班通知" in h.content] == [
+            "台北團隊不再用 Slack 做值班通知，改用 Microsoft Teams。"
+        ]
+        # the fact derived from the purged poison is pruned: ended, never deleted
+        assert value_at("refund-queue", "auto_approve", later) is None
+        [derived] = engine.get_history(agent_id=A, subject="refund-queue", predicate="auto_approve")
+        assert derived.invalidated_by_event == "dream_prune" and derived.origin_trust == pytest.approx(0.1)
+
+    def test_the_operations_page_shows_the_pass(self, seeded: str) -> None:
+        client = Client()
+        assert client.login(username="reviewer", password=PASSWORD)
+        [run] = engine.dream_runs(agent_id=A)
+        html = client.get(f"/agents/{A}/operations/").content.decode()
+        assert f'data-run="{run.id}"' in html and "4 · 4 · 1" in html and "cycle" in html
+
     def test_research_bot_is_separate(self, seeded: str) -> None:
         assert engine.search(agent_id=d.RESEARCH_BOT, query="Cloudflare") == []
         row = engine.get_at(agent_id=d.RESEARCH_BOT, subject="project:atlas", predicate="lead", at=NOW)
         assert row.object == "Dr. Lindqvist"
+        assert engine.dream_runs(agent_id=d.RESEARCH_BOT) == []  # only the support bot dreams in the demo
 
 
 def test_generated_password_is_printed_and_works(db, monkeypatch) -> None:  # noqa: ANN001

@@ -61,6 +61,8 @@ ERROR_STATUS = {
     "page_removed": 409,
     "already_curated": 409,
     "path_taken": 409,
+    "already_running": 409,
+    "gate_closed": 409,
 }
 
 

@@ -123,3 +123,44 @@ def iso(value: Any) -> str:
     """A datetime as ISO 8601 in UTC (for ``data-*`` attributes read by scripts)."""
     moment = _as_datetime(value)
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z") if moment else ""
+
+
+# --- dream run reports (operations page) -------------------------------------------------------------------
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, dict):
+        return " · ".join(f"{k} {_plain(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "—"
+    return str(value)
+
+
+@register.filter
+def report_counts(counts: Any) -> list[tuple[str, str]]:
+    """A phase report's counts as (label, text) pairs; nested counts read "a 1 · b 0"."""
+    if not isinstance(counts, dict):
+        return []
+    return [(str(k).replace("_", " "), _plain(v)) for k, v in counts.items()]
+
+
+@register.filter
+def report_item(item: Any) -> str:
+    """One item of a phase report as one line of text (escaped by the template)."""
+    if not isinstance(item, dict):
+        return str(item)
+    kind = item.get("type", "")
+    rest = {k: v for k, v in item.items() if k not in ("type", "fix", "kind")}
+    if kind == "insight":
+        return str(item.get("text", ""))
+    if "title" in rest:
+        return f"{kind}: {rest['title']} ({rest.get('outcome', '')}; {rest.get('routing', '')})"
+    return f"{kind}: " + ", ".join(f"{k} {_plain(v)}" for k, v in rest.items())
+
+
+@register.filter
+def phase_of(phases: Any, name: str) -> Any:
+    """A run's report of phase ``name`` (None until the phase has run)."""
+    return phases.get(name) if isinstance(phases, dict) else None

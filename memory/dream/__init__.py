@@ -1,1 +1,1 @@
-"""The background track (SPEC B): predicate registry, conflict judge and candidates; the loop comes later."""
+"""The background track (SPEC B): predicate registry, conflict candidates and judge, knowledge lint, the dream loop."""

@@ -15,6 +15,32 @@ from .belief import (
     is_retracted,
 )
 from .common import graph_generation
+from .dream import dream_execute, dream_run, lint
+from .dream_prune import PRUNE_EVENT, prune_end
+from .dream_runs import (
+    GATE_HOURS,
+    GATE_SESSIONS,
+    HEARTBEAT_STALE_SECS,
+    AlreadyRunning,
+    DreamGate,
+    DreamRunRecord,
+    DreamStateRecord,
+    GateClosed,
+    dream_abandon_stale,
+    dream_cancel,
+    dream_claim,
+    dream_due,
+    dream_finish,
+    dream_gate,
+    dream_mode_set,
+    dream_phase_report,
+    dream_progress,
+    dream_run_get,
+    dream_runs,
+    dream_start,
+    dream_state,
+)
+from .dream_runs import PHASES as DREAM_PHASES
 from .feedback import FeedbackResult, feedback_record, new_query_id
 from .graph import (
     GRAPH_CACHE_MIN_TRIPLES,
@@ -82,9 +108,8 @@ from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer
 from .review import CLAIM_SECS as REVIEW_CLAIM_SECS
 from .review import KINDS as REVIEW_KINDS
 from .review import MAX_BULK as REVIEW_MAX_BULK
-from .review import TTL_DAYS as REVIEW_TTL_DAYS
-from .review import UNDO_SECS as REVIEW_UNDO_SECS
 from .review import (
+    TTL_DAYS,
     Proposal,
     Proposed,
     ReviewBulkOutcome,
@@ -101,7 +126,10 @@ from .review import (
     review_undo,
     side_of,
 )
+from .review import TTL_DAYS as REVIEW_TTL_DAYS
+from .review import UNDO_SECS as REVIEW_UNDO_SECS
 from .review_policy import IMPACT_THRESHOLD as REVIEW_IMPACT_THRESHOLD
+from .review_policy import PolicyInEffect, policy_in_effect
 from .temporal import get_at, get_history, retract_fact
 from .tokens import (
     SCOPES,
@@ -134,6 +162,36 @@ from .writes import store, store_temporal
 
 __all__ = [
     "outbox_attempted",
+    "DREAM_PHASES",
+    "GATE_HOURS",
+    "GATE_SESSIONS",
+    "HEARTBEAT_STALE_SECS",
+    "PRUNE_EVENT",
+    "TTL_DAYS",
+    "AlreadyRunning",
+    "DreamGate",
+    "DreamRunRecord",
+    "DreamStateRecord",
+    "GateClosed",
+    "PolicyInEffect",
+    "dream_abandon_stale",
+    "dream_cancel",
+    "dream_claim",
+    "dream_due",
+    "dream_finish",
+    "dream_gate",
+    "dream_mode_set",
+    "dream_phase_report",
+    "dream_progress",
+    "dream_execute",
+    "dream_run",
+    "dream_run_get",
+    "dream_runs",
+    "dream_start",
+    "dream_state",
+    "lint",
+    "policy_in_effect",
+    "prune_end",
     "Proposal",
     "Proposed",
     "ReviewBulkOutcome",

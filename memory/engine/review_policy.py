@@ -155,3 +155,26 @@ def record_decision(*, agent_id: str, verdict_type: str, approved: bool, t: date
         rejected_share=round(rejected, 4),
     )
     return after
+
+
+@dataclass(frozen=True)
+class PolicyInEffect:
+    """What the routing reads now: the default and per-type auto-apply thresholds and the fixed limits."""
+
+    default_auto_apply: float
+    by_type: dict[str, float]
+    impact_threshold: int
+    max_applied_per_run: int
+    always_reviewed: tuple[str, ...]
+    bounds: tuple[float, float]
+
+
+def policy_in_effect() -> PolicyInEffect:
+    return PolicyInEffect(
+        default_auto_apply=DEFAULT_AUTO_APPLY,
+        by_type=dict(sorted(thresholds().items())),
+        impact_threshold=IMPACT_THRESHOLD,
+        max_applied_per_run=MAX_APPLIED_PER_RUN,
+        always_reviewed=ALWAYS_REVIEWED,
+        bounds=(LOW, HIGH),
+    )

@@ -240,6 +240,48 @@ GRAPH_STORY: list[Fact | Note | Purge | Alias] = [
          "Project Lantern was cancelled.", 1, LANTERN_SPAM_ORIGIN, tags=("project",), protect=True),
 ]  # fmt: skip
 
+# --- support-bot: what the dream loop finds (SPEC B1-B3; the review queue and the operations page) ------------
+# Planted for the one dream pass seed_demo runs (apply mode): a value written twice in two spellings and a
+# fact under two synonym predicates (duplicates the loop merges on its own), contradicting notes in English and
+# Chinese (the later one says what changed: superseded), an alias pair with two current values, the newer one
+# from a much less trusted channel (the judge is unsure: it waits for a reviewer), and a reporting cycle, a
+# birthday in the future and a malformed email (lint findings that wait for a reviewer).
+DREAM_ALIAS = Alias("Wen Zhao", "wen")
+
+DREAM_STORY: list[Fact | Note | Purge | Alias] = [
+    Fact("statuspage-1", "status-page", "hosted_on", "Atlassian Statuspage",
+         "The public status page is hosted on Atlassian Statuspage.", 40, "import", tags=("infra",)),
+    Fact("statuspage-2", "status-page", "hosted_on", "atlassian statuspage (SaaS)",
+         "status page: atlassian statuspage (SaaS), managed by infra", 6, "user_direct", tags=("infra",)),
+    Fact("globex-hq-1", "customer:Globex", "headquartered_in", "Berlin",
+         "Globex is headquartered in Berlin.", 45, "import", tags=("customer",)),
+    Fact("globex-hq-2", "customer:Globex", "hq", "berlin",
+         "Ops channel: Globex HQ is berlin.", 9, "channel:telegram-ops", tags=("customer",)),
+    DREAM_ALIAS,
+    Fact("wen-city-1", "Wen Zhao", "lives_in", "Taipei",
+         "Wen Zhao works the Chinese support hours from Taipei.", 30, "user_direct", tags=("people",)),
+    Fact("wen-city-2", "wen", "lives_in", "Kaohsiung",
+         "Ops channel: wen lives in Kaohsiung now.", 4, "channel:telegram-ops", tags=("people",)),
+    Note("escalation-old", "Escalations to engineering go through the #support-escalations Slack channel.",
+         "operator", layer="procedural", importance=7, tags=("runbook",)),
+    Note("escalation-new", "Escalations to engineering no longer go through the #support-escalations Slack "
+         "channel; we switched to Linear triage.", "user_direct", layer="procedural", importance=7,
+         tags=("runbook",)),
+    Note("taipei-oncall-old", "台北團隊用 Slack 做值班通知。", "operator", importance=6, tags=("台北",)),
+    Note("taipei-oncall-new", "台北團隊不再用 Slack 做值班通知，改用 Microsoft Teams。", "user_direct",
+         importance=6, tags=("台北",)),
+    Fact("cycle-1", "Ravi Patel", "reports_to", "Lena Fischer",
+         "Ravi Patel reports to Lena Fischer.", 35, "import", tags=("people",)),
+    Fact("cycle-2", "Lena Fischer", "reports_to", "Omar Haddad",
+         "Lena Fischer reports to Omar Haddad.", 34, "import", tags=("people",)),
+    Fact("cycle-3", "Omar Haddad", "reports_to", "Ravi Patel",
+         "Omar Haddad reports to Ravi Patel (from the org chart import).", 33, "import", tags=("people",)),
+    Fact("jordan-birthday", "Jordan Lee", "birthday", "2089-07-14",
+         "Jordan Lee's birthday is 2089-07-14 (from the CRM form).", 25, "import", tags=("customer",)),
+    Fact("casey-email", "Casey Lee", "email", "casey.lee(at)example.com",
+         "Casey Lee's email is casey.lee(at)example.com.", 24, "user_direct", tags=("customer",)),
+]  # fmt: skip
+
 # --- support-bot: volume ----------------------------------------------------------------------------------
 
 CUSTOMERS = [

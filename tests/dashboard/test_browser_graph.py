@@ -169,6 +169,7 @@ def test_curator_draws_the_graph_offline_and_merges_two_names(live_server, demo,
     # the agent's next search: naming the alias now ranks facts about 李老闆 that FTS alone misses
     assert [(x.canonical, x.alias) for x in engine.alias_list(agent_id=A)] == [
         ("dana whitfield", "dana"),
+        ("wen zhao", "wen"),  # the demo's alias pair for the dream loop
         ("李老闆", "zhixu"),
     ]
     office = engine.get_at(agent_id=A, subject="李老闆", predicate="辦公室", at=timezone.now())

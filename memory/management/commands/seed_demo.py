@@ -2,6 +2,8 @@
 
 Idempotent: teams, users, memberships and agents are upserted; an agent's memories are written only when it has
 none from the demo yet (all of one agent's writes run in one transaction, so a run never leaves half a demo).
+A freshly seeded support bot then gets one dream pass in apply mode (duplicates merged, conflicts and lint
+findings queued for review), so the review queue and the operations page have real content.
 Memory rows are written only through the engine (``store``, ``store_temporal``, ``invalidate_by_origin``,
 ``record_mistake``, ``alias_add``); people, teams and agents with the ORM. Other apps add to an agent's demo
 in the same transaction through their ``demo_seed`` module (see ``memory.contrib``): the wiki's pages,
@@ -70,9 +72,10 @@ class Command(BaseCommand):
                 for seed_agent in app_seeds:  # e.g. the wiki's pages of the support bot
                     seed_agent(agent_id, actor=ACTOR)
             seeded[agent_id] = True
-        self._report(password, seeded)
+        dream = _dream(d.SUPPORT_BOT) if seeded.get(d.SUPPORT_BOT) else None
+        self._report(password, seeded, dream)
 
-    def _report(self, password: str, seeded: dict[str, bool]) -> None:
+    def _report(self, password: str, seeded: dict[str, bool], dream: engine.DreamRunRecord | None) -> None:
         out = self.stdout
         out.write("")
         out.write(self.style.SUCCESS("memdesk demo is ready"))
@@ -82,6 +85,12 @@ class Command(BaseCommand):
             out.write(
                 f"  agent {agent_id}: {summary['total']} memory rows, {summary['current']} current, "
                 f"{summary['retracted']} retracted ({state})"
+            )
+        if dream is not None:
+            counts = dream.phases.get("consolidate", {}).get("counts", {})
+            out.write(
+                f"  dream run #{dream.id} over {d.SUPPORT_BOT}: {counts.get('applied', 0)} applied, "
+                f"{counts.get('queued', 0)} waiting for review ({dream.status})"
             )
         out.write("")
         out.write(f"  open {URL} and log in as one of:")
@@ -193,6 +202,13 @@ def _run(agent_id: str, script: d.Script, day: datetime) -> None:
         )
 
 
+def _dream(agent_id: str) -> engine.DreamRunRecord:
+    """One dream pass in apply mode (each item commits on its own, after the seeding transaction): the review
+    queue and the operations page have real content."""
+    engine.dream_mode_set(agent_id=agent_id, mode="apply", actor=ACTOR)
+    return engine.dream_run(agent_id=agent_id, force=True, actor=ACTOR)
+
+
 def _support_script(day: datetime) -> d.Script:
     rng = random.Random(SEED)
     steps: list[d.Fact | d.Note | d.Purge | d.Alias] = list(d.SUPPORT_STORY)
@@ -253,6 +269,7 @@ def _support_script(day: datetime) -> d.Script:
 
     steps.extend(d.POISON_STORY)
     steps.extend(d.GRAPH_STORY)
+    steps.extend(d.DREAM_STORY)
     return d.Script(steps=steps, mistakes=list(d.SUPPORT_MISTAKES))
 
 
