@@ -203,7 +203,9 @@ def _merge_plain(agent_id: str, kept: Memory, later: Memory, event: str, t: date
 
 
 def _supersede_facts(agent_id: str, old: Memory, new: Memory, event: str, t: datetime) -> list[int]:
-    """Bound every believed write of ``old`` that reaches past ``new``'s start by a copy ending there."""
+    """Bound every believed write of ``old`` that reaches past ``new``'s start by a copy ending there. A write
+    starting at or after that moment keeps supporting the row as a zero-length copy (the row stays believed,
+    ended at its start, rather than reading as retracted by a purge)."""
     end = new.valid_from or new.timestamp
     primary = (old.metadata or {}).get(CONTINUATION_KEY) or old.id
     reaching = [
@@ -216,12 +218,11 @@ def _supersede_facts(agent_id: str, old: Memory, new: Memory, event: str, t: dat
     created: list[int] = []
     for w in reaching:
         FactWrite.objects.filter(id=w.id).update(state=FactWrite.STATE_RETRACTED, believed_until=t)
-        if w.req_from < end:
-            values = {
-                f.attname: getattr(w, f.attname) for f in FactWrite._meta.concrete_fields if not f.primary_key
-            }
-            values.update(req_until=end, believed_from=t, believed_until=None)
-            created.append(int(rawsql.insert(FactWrite, values, returning_id=True)))
+        values = {
+            f.attname: getattr(w, f.attname) for f in FactWrite._meta.concrete_fields if not f.primary_key
+        }
+        values.update(req_until=max(end, w.req_from), believed_from=t, believed_until=None)
+        created.append(int(rawsql.insert(FactWrite, values, returning_id=True)))
     return created
 
 

@@ -204,3 +204,24 @@ def test_another_agents_row_is_not_found_and_an_undo_after_a_newer_write_is_refu
         with pytest.raises(engine.EngineError) as err:
             verdicts.verdict_undo(agent_id=A, undo=applied.undo, actor="x", reason="late")
     assert err.value.code == "undo_conflict"
+
+
+def test_supersede_of_a_value_that_started_at_the_same_moment_ends_it_without_calling_it_retracted():
+    with time_machine.travel(T3, tick=False):
+        old = fact("carl", "lives_in", "Paris", valid_from=T1)
+        new = fact("carl m.", "lives_in", "London", valid_from=T1)
+    with time_machine.travel(T3 + timedelta(hours=1), tick=False):
+        applied = verdicts.verdict_apply(
+            agent_id=A, verdict="SUPERSEDE", old_id=old, new_id=new, source_event=EVENT, actor="system:dream"
+        )
+        for t in PROBES:
+            assert engine.get_at(agent_id=A, subject="carl", predicate="lives_in", at=t) is None
+        row = Memory.objects.get(id=old)
+        assert row.valid_from == row.valid_until == T1 and not engine.is_retracted(row.invalidated_by_event)
+        assert row.invalidated_by_event == EVENT
+        fact("carl", "lives_in", "Rome", valid_from=T2)  # a later write re-derives the key
+    row.refresh_from_db()
+    assert not engine.is_retracted(row.invalidated_by_event) and row.valid_until == T1
+    assert engine.get_at(agent_id=A, subject="carl", predicate="lives_in", at=T3).object == "Rome"
+    with pytest.raises(engine.EngineError):  # the key was written since: undo is refused
+        verdicts.verdict_undo(agent_id=A, undo=applied.undo, actor="user:rex", reason="undo")
