@@ -1,6 +1,6 @@
 from django.urls import URLPattern, path
 
-from . import views
+from . import discoveries, views
 from .quarantine import DESK
 from .queue import QueueKind
 
@@ -27,4 +27,10 @@ def queue_paths(base: str, kind: QueueKind) -> list[URLPattern]:
 
 urlpatterns = [
     *queue_paths("agents/<str:agent_id>/quarantine/", DESK),
+    path("agents/<str:agent_id>/discoveries/", discoveries.discoveries, name="discoveries"),
+    path(
+        "agents/<str:agent_id>/discoveries/<int:item_id>/<str:action>/",
+        discoveries.discovery_act,
+        name="discovery_act",
+    ),
 ]

@@ -21,6 +21,10 @@ MEMORY_MODELS = {
     "EntityAlias",
     "ReviewItem",
     "ReviewPolicy",
+    "DiscoveryRun",
+    "EntityEdge",
+    "Community",
+    "DiscoveryItem",
 }
 WRITE_METHODS = {
     "create",

@@ -59,6 +59,8 @@ ERROR_STATUS = {
     "page_removed": 409,
     "already_curated": 409,
     "path_taken": 409,
+    "snooze_in_past": 422,
+    "invalid_transition": 409,
 }
 
 
