@@ -12,8 +12,9 @@ The three kinds, each among the run's kept edges that no fact links (percentiles
 * ``knowledge_gap``: type affinity at least 0.7 while the composite is at or below its 25th percentile (the
   kind of pair that is usually linked, with almost nothing between them).
 
-Each kind adds at most ``PER_KIND`` items per run, best score first; a pair already in the inbox (in any
-status) or taken by an earlier kind of the same run is skipped. Every item carries its evidence: the signals,
+Each kind picks its best ``PER_KIND`` pairs per run (best score first; a pair an earlier kind of the same run
+picked is passed over); the picks already in the inbox, in any status, are not added again. So a second run
+over unchanged memory adds nothing, and a dismissed pair never comes back. Every item carries its evidence: the signals,
 the shared neighbours, the shared sessions, the facts (memory ids with their triples) and the path to draw.
 
 The dream loop runs it as a phase: ``discover(agent_id, actor="system:dream", dream_run_id=run.id)``.
@@ -207,9 +208,12 @@ def select(
             p = int(pairs[k])
             name_a, name_b = facts.entities[edges.a[p]], facts.entities[edges.b[p]]
             fp = engine.pair_fingerprint(name_a, name_b)
-            if fp in existing or fp in taken:
+            if fp in taken:
                 continue
             taken.add(fp)
+            added += 1
+            if fp in existing:
+                continue
             evidence = build_evidence(edges, p, kind, community_of, community_names)
             score = float(edges.composite[p] if kind == "cross_community" else scores[k])
             out.append(
@@ -222,7 +226,6 @@ def select(
                     evidence=evidence,
                 )
             )
-            added += 1
     return out, rules
 
 

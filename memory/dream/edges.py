@@ -114,20 +114,20 @@ class Facts:
 
 
 def facts_from_rows(
-    rows: list[tuple[str, str, str | None, str, str | None]],
+    rows: list[tuple[str, str, str, str | None, str | None]],
     *,
     aliases: dict[str, str] | None = None,
     registry: Registry | None = None,
 ) -> Facts:
-    """``Facts`` from ``(id, subject, object, predicate, session_id)`` tuples (tests, small inputs)."""
+    """``Facts`` from ``(id, subject, predicate, object, session_id)`` tuples (tests, small inputs)."""
     import pyarrow as pa
 
     cols = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
     return _facts(
         pa.array(list(cols[0]), pa.large_string()),
         pa.array(list(cols[1]), pa.large_string()),
-        pa.array([o or "" for o in cols[2]], pa.large_string()),
-        pa.array(list(cols[3]), pa.large_string()),
+        pa.array([o or "" for o in cols[3]], pa.large_string()),
+        pa.array(list(cols[2]), pa.large_string()),
         pa.array([s or "" for s in cols[4]], pa.large_string()),
         aliases or {},
         registry or get_registry(),
