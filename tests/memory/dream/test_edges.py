@@ -176,7 +176,7 @@ def test_type_affinity_from_the_registry():
 
 
 def test_a_hub_is_no_evidence_and_adds_no_pairs():
-    leaves = [("m%d" % i, "hub", REL, f"leaf{i}", None) for i in range(E.HUB_NEIGHBOURS + 1)]
+    leaves = [(f"m{i}", "hub", REL, f"leaf{i}", None) for i in range(E.HUB_NEIGHBOURS + 1)]
     e = E.compute_edges(E.facts_from_rows(leaves))
     assert e.report["candidates"] == E.HUB_NEIGHBOURS + 1  # the hub's own edges only, no leaf–leaf pair
     small = E.compute_edges(E.facts_from_rows(leaves[:3]))
@@ -184,7 +184,7 @@ def test_a_hub_is_no_evidence_and_adds_no_pairs():
 
 
 def test_a_session_naming_too_many_entities_is_left_out():
-    rows = [("m%d" % i, f"e{i}", REL, f"f{i}", "import-1") for i in range(E.MAX_SESSION_ENTITIES)]
+    rows = [(f"m{i}", f"e{i}", REL, f"f{i}", "import-1") for i in range(E.MAX_SESSION_ENTITIES)]
     e = E.compute_edges(E.facts_from_rows(rows))
     assert e.report["sessions_left_out"] == 1 and "session_jaccard" in e.missing
     assert e.report["candidates"] == E.MAX_SESSION_ENTITIES  # the facts themselves only
