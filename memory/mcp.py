@@ -465,7 +465,7 @@ async def memory_discoveries(
     limit: Annotated[int, Field(ge=1, le=100)] = 20,
 ) -> CallToolResult:
     """Connections between your entities that no fact states, found in the background (SPEC B5): pinned ones
-    first, then open ones, by score. Snoozed and dismissed ones are left out; nothing here is ever put in your
+    first, then open ones, by kind and score. Snoozed and dismissed ones are left out; nothing here is ever put in your
     search results. Needs memory:read. Returns {discoveries: [{id, kind, entities, score, status, explanation,
     evidence: {memory_ids, sessions, shared_neighbours, signals}, created_at}], total}."""
     return await invoke(ctx, READ, _discoveries, kind=kind, limit=limit)

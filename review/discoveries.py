@@ -181,7 +181,7 @@ def page_context(request: HtmxHttpRequest, access: AgentAccess, *, full: bool) -
 @login_required
 @require_safe
 def discoveries(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
-    """The inbox: items of the filter in the URL, pinned first, then by score. HTMX filter changes and pages
+    """The inbox: items of the filter in the URL, pinned first, then by kind and score. HTMX filter changes and pages
     get the list region only."""
     access = agent_access(request.user, agent_id)
     full = not wants_fragment(request)

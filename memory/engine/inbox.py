@@ -416,7 +416,8 @@ def inbox_list(
     *, agent_id: str, status: str | None = None, kind: str | None = None, limit: int | None = None
 ) -> list[InboxRecord]:
     """The agent's inbox items: ``status`` open | pinned | snoozed | dismissed | all, or None for every item
-    not dismissed; ``kind`` one of the three kinds. Pinned first, then highest score."""
+    not dismissed; ``kind`` one of the three kinds. Pinned first, then by kind (cross_community,
+    indirect_strong, knowledge_gap: scores of different kinds do not compare), then highest score."""
     agent_id = c.check_agent_id(agent_id)
     status = _check_status(status)
     if kind is not None and kind not in KINDS:
@@ -443,7 +444,10 @@ def inbox_query(*, agent_id: str, status: str | None, kind: str | None, now: dat
     if kind:
         qs = qs.filter(kind=kind)
     rank = Case(When(status="pinned", then=Value(0)), default=Value(1), output_field=IntegerField())
-    return qs.annotate(pinned_first=rank).order_by("pinned_first", "-score", "id")
+    kinds = Case(*(When(kind=k, then=Value(n)) for n, k in enumerate(KINDS)), output_field=IntegerField())
+    return qs.annotate(pinned_first=rank, kind_rank=kinds).order_by(
+        "pinned_first", "kind_rank", "-score", "id"
+    )
 
 
 def inbox_get(*, agent_id: str, item_id: int) -> InboxRecord:

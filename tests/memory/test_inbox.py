@@ -58,8 +58,8 @@ def test_store_adds_each_pair_once_in_any_order_and_status(items):
     assert AuditEvent.objects.filter(agent_id=A, action="discovery_store").count() == 2
 
 
-def test_list_by_status_pinned_first_then_score(items):
-    assert [i.entity_a for i in engine.inbox_list(agent_id=A)] == ["a", "c", "e"]
+def test_list_by_status_pinned_first_then_by_kind_and_score(items):
+    assert [i.entity_a for i in engine.inbox_list(agent_id=A)] == ["a", "e", "c"]
     engine.inbox_act(item_id=items["ef"].id, action="pin", actor="user:cora")
     engine.inbox_act(item_id=items["cd"].id, action="dismiss", actor="user:cora")
     assert [i.entity_a for i in engine.inbox_list(agent_id=A)] == ["e", "a"]  # not dismissed: pinned first
@@ -114,7 +114,7 @@ def test_snooze_until_a_later_time_then_it_is_open_again(items):
     assert [i.entity_a for i in engine.inbox_list(agent_id=A, status="open")] == ["a", "e"]
     with time_machine.travel(until + timedelta(seconds=1)):
         assert engine.inbox_get(agent_id=A, item_id=cd).status == "open"
-        assert [i.entity_a for i in engine.inbox_list(agent_id=A, status="open")] == ["a", "c", "e"]
+        assert [i.entity_a for i in engine.inbox_list(agent_id=A, status="open")] == ["a", "e", "c"]
         assert engine.inbox_counts(agent_id=A)["snoozed"] == 0
         # an ended snooze can be pinned like any open item
         assert engine.inbox_act(item_id=cd, action="pin", actor="user:cora").status == "pinned"

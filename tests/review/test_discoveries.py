@@ -14,7 +14,7 @@ from django.utils import timezone
 from memory import engine
 from tests.conftest import login
 from tests.dashboard.conftest import assert_login_redirect, assert_same_404
-from tests.memory.dream.test_discovery import office
+from tests.memory.dream.office import office
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
