@@ -13,7 +13,8 @@ import re
 from typing import Any
 
 REMOTE = re.compile(
-    r"""<link\b[^>]*\bhref=["']https?://[^>]*>|<script\b[^>]*\bsrc=["']https?://[^>]*>\s*</script>""",
+    r"""<link\b[^>]*\bhref=["']https?://[^>]*>|<script\b[^>]*\bsrc=["']https?://[^>]*>\s*</script>"""
+    r"""|<!--\s*<link\b.*?-->|//# sourceMappingURL=[^\s<]+""",
     re.IGNORECASE | re.DOTALL,
 )
 HEIGHT = "860px"
