@@ -10,7 +10,9 @@ The three kinds, each among the run's kept edges that no fact links (percentiles
 * ``indirect_strong``: Adamic-Adar at or above its 75th percentile while the pair co-occurs at most once (close
   two hops apart, never together);
 * ``knowledge_gap``: type affinity at least 0.7 while the composite is at or below its 25th percentile (the
-  kind of pair that is usually linked, with almost nothing between them).
+  kind of pair that is usually linked, with almost nothing between them). The percentile is taken over the
+  kept edges whose two ends are typed, when there are any: an untyped pair's type term is a stand-in
+  (``UNTYPED_AFFINITY``), so its composite does not compare.
 
 Each kind picks its best ``PER_KIND`` pairs per run (best score first; a pair an earlier kind of the same run
 picked is passed over); the picks already in the inbox, in any status, are not added again. So a second run
@@ -188,10 +190,16 @@ def select(
         rules["indirect_strong"]["skipped"] = "Adamic-Adar is missing"
     if "type_affinity" in edges.signals:
         ta = edges.signals["type_affinity"]
-        gap = unlinked[(ta[unlinked] >= GAP_AFFINITY) & (comp[unlinked] <= p25)]
+        typed = edges.types.sum(axis=1) > 0
+        among = kept[typed[edges.a[kept]] & typed[edges.b[kept]]]
+        # the weakest quarter of the pairs whose kinds are known (an untyped pair's type term is a stand-in,
+        # so its composite does not compare); all kept edges when no pair has both ends typed
+        p25_typed = float(np.percentile(comp[among], 25)) if among.size else p25
+        gap = unlinked[(ta[unlinked] >= GAP_AFFINITY) & (comp[unlinked] <= p25_typed)]
         # best first: highest affinity, then the weakest evidence
         candidates["knowledge_gap"] = (gap, ta[gap] - 1e-6 * comp[gap])
-        rules["knowledge_gap"]["threshold"] = round(p25, 6)
+        rules["knowledge_gap"]["threshold"] = round(p25_typed, 6)
+        rules["knowledge_gap"]["among"] = "edges with both ends typed" if among.size else "all edges"
     else:
         rules["knowledge_gap"]["skipped"] = "type affinity is missing"
     facts = edges.facts

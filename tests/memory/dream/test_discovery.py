@@ -130,6 +130,30 @@ def test_knowledge_gap_needs_type_affinity_and_the_weakest_quarter():
     assert gap.score == pytest.approx(0.9) and "usually linked" in gap.explanation
 
 
+def test_knowledge_gap_percentile_is_over_the_typed_pairs_when_there_are_any():
+    pairs = [
+        ("e0", "e1"),
+        ("e2", "e3"),
+        ("e4", "e5"),
+        ("e6", "e7"),
+        ("e20", "e21"),
+        ("e22", "e23"),
+        ("e24", "e25"),
+    ]
+    comp = [0.3, 0.4, 0.5, 0.6, 0.11, 0.12, 0.13]  # the untyped pairs (e2x) are the weakest
+    ta = [0.9, 0.9, 0.9, 0.9, 0.3, 0.3, 0.3]
+    edges = make_edges(pairs, composite=comp, ta=ta)
+    idx = {n: i for i, n in enumerate(edges.facts.entities)}
+    for i in range(8):
+        edges.types[idx[f"e{i}"], 0] = 1.0  # people
+    findings, rules = D.select(edges, np.full(edges.facts.n_entities, -1), {}, set())
+    # over every kept edge the 25th percentile is 0.125 and no typed pair is that weak; over the typed ones,
+    # 0.375: e0–e1 is the weakest quarter of the pairs whose kinds are known
+    assert rules["knowledge_gap"]["threshold"] == pytest.approx(0.375)
+    assert rules["knowledge_gap"]["among"] == "edges with both ends typed"
+    assert found(findings, "knowledge_gap") == [("e0", "e1")]
+
+
 def test_a_kind_whose_signal_is_missing_finds_nothing_and_says_why():
     edges = make_edges([("e0", "e1")], composite=[0.5])
     findings, rules = D.select(edges, np.full(edges.facts.n_entities, -1), {}, set())
