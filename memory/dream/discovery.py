@@ -40,6 +40,9 @@ from .edges import DEFAULT_FLOOR, Edges, Facts, compute_edges, load_facts, type_
 log = logging.getLogger("memdesk.discovery")
 
 PER_KIND = 10
+# Leiden runs on at most this many edges, the strongest: a million facts keep millions of weak edges (type
+# affinity alone lifts most two-hop pairs over the floor), and they add time, not structure.
+LEIDEN_MAX_EDGES = 1_000_000
 GAP_AFFINITY = 0.7
 SHOW_NEIGHBOURS = 8
 SHOW_SESSIONS = 8
@@ -84,10 +87,11 @@ def discover(
         for m in members:
             if m in index:
                 initial[index[m]] = number
+    strong = strongest(kept, edges.composite, LEIDEN_MAX_EDGES)
     membership = leiden(
-        facts.n_entities, edges.a[kept], edges.b[kept], edges.composite[kept], initial=initial
+        facts.n_entities, edges.a[strong], edges.b[strong], edges.composite[strong], initial=initial
     )
-    found = groups_of(membership, facts.entities, edges.a[kept], edges.b[kept], edges.composite[kept])
+    found = groups_of(membership, facts.entities, edges.a[strong], edges.b[strong], edges.composite[strong])
     last = Community.objects.filter(agent_id=agent_id).order_by("-number").values_list("number", flat=True)
     groups = match_numbers(found, previous, next_number=(last.first() or 0) + 1)
     community_of = np.full(facts.n_entities, -1, dtype=np.int64)
@@ -107,6 +111,7 @@ def discover(
         "communities": len(groups),
         "new_communities": sum(1 for g in groups if g.new),
         "stored_edges": len(batch),
+        "community_edges": int(strong.size),
         "rules": rules,
         "seconds": {**edges.report["seconds"], **{k: round(v, 3) for k, v in timings.items()}},
         "note": _note(facts, edges, groups),
@@ -126,6 +131,15 @@ def discover(
         "discovery for %s: %s (store %.2fs)", agent_id, outcome.report.get("added"), time.perf_counter() - t
     )
     return outcome
+
+
+def strongest(kept: np.ndarray, composite: np.ndarray, limit: int) -> np.ndarray:
+    """The ``limit`` kept edges of highest composite (all of them when there are fewer), in index order."""
+    if kept.size <= limit:
+        return kept
+    top = kept[np.argpartition(-composite[kept], limit - 1)[:limit]]
+    top.sort()
+    return top
 
 
 def _embedder() -> tuple[Any, str]:

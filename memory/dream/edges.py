@@ -50,6 +50,9 @@ WEIGHTS = {
 SIGNALS = tuple(WEIGHTS)
 DEFAULT_FLOOR = 0.1
 HUB_NEIGHBOURS = 100
+# At most this many pairs become candidates through shared neighbours alone (no co-occurrence): the strongest
+# by Adamic-Adar. A million facts link some ten million pairs two hops apart, most through one neighbour.
+MAX_TWO_HOP = 2_000_000
 MAX_SESSION_ENTITIES = 100  # a session naming more entities is an import, not a conversation: left out
 TYPES = ("person", "organisation", "place", "concept", "value")
 TYPE_OF_VALUE = {
@@ -339,14 +342,27 @@ def _rows_normalised(m: np.ndarray) -> np.ndarray:
 
 
 def type_affinity(dist: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``D(a)ᵀ · AFFINITY · D(b)`` for each pair; ``UNTYPED_AFFINITY`` when either end is untyped."""
+    """``D(a)ᵀ · AFFINITY · D(b)`` for each pair; ``UNTYPED_AFFINITY`` when either end is untyped. Entities share
+    a handful of distinct type distributions: the affinity is computed once per pair of distinct ones and
+    looked up per entity pair (no per-pair matrix products)."""
     if a.size == 0:
         return np.zeros(0)
-    da, db = dist[a], dist[b]
-    out = np.einsum("pi,ij,pj->p", da, AFFINITY, db)
-    untyped = (da.sum(axis=1) == 0) | (db.sum(axis=1) == 0)
-    out[untyped] = UNTYPED_AFFINITY
-    return out
+    rows, which = np.unique(np.round(dist, 6), axis=0, return_inverse=True)
+    which = which.ravel()
+    if rows.shape[0] > 4096:  # too many mixtures for a table: per pair, in chunks
+        out = np.empty(a.size)
+        step = 1 << 18
+        for lo in range(0, a.size, step):
+            da, db = dist[a[lo : lo + step]], dist[b[lo : lo + step]]
+            out[lo : lo + step] = np.einsum("pi,ij,pj->p", da, AFFINITY, db)
+        untyped = dist.sum(axis=1) == 0
+        out[untyped[a] | untyped[b]] = UNTYPED_AFFINITY
+        return out
+    table = rows @ AFFINITY @ rows.T
+    untyped_row = rows.sum(axis=1) == 0
+    table[untyped_row, :] = UNTYPED_AFFINITY
+    table[:, untyped_row] = UNTYPED_AFFINITY
+    return table[which[a], which[b]]
 
 
 def embedding_cosine(vectors: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -406,19 +422,20 @@ def compute_edges(
     aa = adamic_adar_matrix(adjacency)
     t_matrices = time.perf_counter()
 
-    pattern = (
-        (linked_m > 0).astype(np.float64) + (co_session > 0).astype(np.float64) + (aa > 0).astype(np.float64)
-    ).tocsr()
+    evidence = ((linked_m > 0).astype(np.float64) + (co_session > 0).astype(np.float64)).tocsr()
+    two_hop, left_out = _strongest(aa, MAX_TWO_HOP)
+    pattern = (evidence + (two_hop > 0).astype(np.float64)).tocsr()
     pattern.data[:] = 1.0
     pattern.sort_indices()
+    del evidence, two_hop
     a = np.repeat(np.arange(n, dtype=np.int64), np.diff(pattern.indptr))
     b = pattern.indices.astype(np.int64)
 
     def on_pattern(m: sparse.csr_matrix) -> np.ndarray:
-        """``m``'s values (upper triangle, inside the pattern) at the candidate pairs, in pattern order."""
+        """``m``'s values (upper triangle) at the candidate pairs, in pattern order (0 where m has none)."""
         if pattern.nnz == 0:
             return np.zeros(0)
-        s = (m + pattern).tocsr()
+        s = (m.multiply(pattern).tocsr() + pattern).tocsr()
         s.sort_indices()
         return s.data - 1.0
 
@@ -467,6 +484,7 @@ def compute_edges(
         "weights": {k: round(v, 6) for k, v in weights.items()},
         "missing": missing,
         "sessions_left_out": big_sessions,
+        "two_hop_pairs_left_out": left_out,
         "hub_neighbours": HUB_NEIGHBOURS,
         "seconds": {"matrices": round(t_matrices - t0, 3), "signals": round(t_end - t_matrices, 3)},
     }
@@ -489,6 +507,22 @@ def compute_edges(
         types=types,
         report=report,
     )
+
+
+def _strongest(m: sparse.csr_matrix, limit: int) -> tuple[sparse.csr_matrix, int]:
+    """``m`` with only its ``limit`` largest entries (about: ties at the cut stay, unless they would make it
+    half as many again, then they go); and how many entries were left out."""
+    if m.nnz <= limit:
+        return m, 0
+    values = m.data
+    cut = float(np.partition(values, values.size - limit)[values.size - limit])
+    keep = values >= cut
+    if keep.sum() > 1.5 * limit:
+        keep = values > cut
+    out = m.copy()
+    out.data = np.where(keep, out.data, 0.0)
+    out.eliminate_zeros()
+    return out, int(m.nnz - out.nnz)
 
 
 def entity_vectors(agent_id: str, facts: Facts, embedder: Any, wanted: np.ndarray) -> np.ndarray:

@@ -284,3 +284,15 @@ def test_the_embedding_signal_and_an_embedder_that_fails():
     assert broken.report["weights"]["embedding"] == 0.0
     assert sum(broken.report["weights"].values()) == pytest.approx(1.0)
     assert EntityEdge.objects.filter(agent_id=a, embedding__isnull=False).count() == 0
+
+
+@pytest.mark.django_db
+def test_leiden_runs_on_the_strongest_edges_when_there_are_too_many(monkeypatch):
+    a = "office-bot"
+    office(a)
+    monkeypatch.setattr(D, "LEIDEN_MAX_EDGES", 20)
+    out = engine.discover(agent_id=a)
+    assert out.report["community_edges"] == 20 < out.report["edges"]
+    assert out.report["communities"] >= 1
+    kept = np.array([0, 3, 5, 7])
+    assert D.strongest(kept, np.array([0.1, 0, 0, 0.9, 0, 0.5, 0, 0.7]), 2).tolist() == [3, 7]

@@ -188,3 +188,30 @@ def test_a_session_naming_too_many_entities_is_left_out():
     e = E.compute_edges(E.facts_from_rows(rows))
     assert e.report["sessions_left_out"] == 1 and "session_jaccard" in e.missing
     assert e.report["candidates"] == E.MAX_SESSION_ENTITIES  # the facts themselves only
+
+
+def test_two_hop_pairs_beyond_the_budget_are_the_weakest_left_out(monkeypatch):
+    # a path a-b-c-d-e: two-hop pairs a–c, b–d, c–e; plus a star through a busier neighbour (lower AA)
+    rows = [(f"m{i}", x, REL, y, None) for i, (x, y) in enumerate(["ab", "bc", "cd", "de"])]
+    rows += [(f"h{i}", "hub", REL, f"leaf{i}", None) for i in range(4)]
+    full = E.compute_edges(E.facts_from_rows(rows))
+    assert full.report["two_hop_pairs_left_out"] == 0
+    monkeypatch.setattr(E, "MAX_TWO_HOP", 3)
+    cut = E.compute_edges(E.facts_from_rows(rows))
+    assert cut.report["two_hop_pairs_left_out"] == full.report["candidates"] - cut.report["candidates"] == 6
+    names = cut.facts.entities
+    two_hop = {(names[a], names[b]) for a, b, k in zip(cut.a, cut.b, cut.linked, strict=True) if not k}
+    assert two_hop == {("a", "c"), ("b", "d"), ("c", "e")}  # 1/log 2 each; the leaves share a degree-4 hub
+
+
+def test_type_affinity_table_and_per_pair_agree():
+    rng = np.random.default_rng(5)
+    dist = rng.random((50, len(E.TYPES)))
+    dist[rng.random(50) < 0.3] = 0  # some untyped
+    dist = dist / np.maximum(dist.sum(axis=1, keepdims=True), 1e-12)
+    a, b = rng.integers(0, 50, 300), rng.integers(0, 50, 300)
+    fast = E.type_affinity(dist, a, b)
+    slow = np.einsum("pi,ij,pj->p", dist[a], E.AFFINITY, dist[b])
+    untyped = dist.sum(axis=1) == 0
+    slow[untyped[a] | untyped[b]] = E.UNTYPED_AFFINITY
+    assert np.allclose(fast, slow, atol=1e-5)
