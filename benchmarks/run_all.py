@@ -7,7 +7,9 @@ One agent's corpus is grown through engine functions to each size in turn (10k, 
 store figure (a) and the search figure (b) are measured beside their raw sqlite3 baselines. The report is
 ``{"machine": {...}, "results": [{"name", "n", "value", "unit", "baseline", "ratio", "goal", "met", ...}]}``
 with ``ratio = value / baseline`` (engine / raw). The graph figures (``bench_graph``: PPR latency, rebuild, search
-graph on vs off at 10k, 100k and 1M triples) and the MCP figures (``bench_mcp``) run last on the same file.
+graph on vs off at 10k, 100k and 1M triples), the discovery figures (``bench_discovery``: edges + Leiden +
+discovery at 10k, 100k and 1M facts, Leiden vs Louvain, the inbox page) and the MCP figures (``bench_mcp``) run
+last on the same file.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_discovery  # noqa: E402
 import bench_graph  # noqa: E402
 import bench_mcp  # noqa: E402
 import bench_search  # noqa: E402
@@ -56,6 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-db", action="store_true", help="keep the databases afterwards")
     ap.add_argument("--skip-mcp", action="store_true", help="skip the MCP-over-HTTP figures (bench_mcp)")
     ap.add_argument("--skip-graph", action="store_true", help="skip the graph figures (bench_graph)")
+    ap.add_argument(
+        "--skip-discovery", action="store_true", help="skip the discovery figures (bench_discovery)"
+    )
+    ap.add_argument(
+        "--discovery-sizes",
+        type=lambda s: [int(x) for x in s.split(",")],
+        help="facts of the discovery agents (default 10000,100000,1000000; --quick: 10000)",
+    )
     ap.add_argument(
         "--graph-sizes",
         type=lambda s: [int(x) for x in s.split(",")],
@@ -99,6 +110,12 @@ def main(argv: list[str] | None = None) -> int:
             graph = bench_graph.measure(sizes=graph_sizes, rounds=3)
             results += graph
             print(table(graph), flush=True)
+        if not args.skip_discovery:
+            sizes_d = args.discovery_sizes or ([10_000] if args.quick else [10_000, 100_000, 1_000_000])
+            print("\n== discovery (agents bench-disc-<n>, same database)", flush=True)
+            found = bench_discovery.measure(sizes=sizes_d, db=db)
+            results += found
+            print(table(found), flush=True)
         if not args.skip_mcp:
             print("\n== MCP over streamable HTTP (agent bench-mcp, same database)", flush=True)
             mcp = bench_mcp.measure(engine_db=db)

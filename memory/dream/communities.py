@@ -26,7 +26,7 @@ import numpy as np
 SEED = 20240521
 MIN_SIZE = 2
 MIN_OVERLAP = 0.5
-CONVERGE_BELOW_EDGES = 100_000  # smaller graphs iterate until the partition is stable; larger ones twice
+CONVERGE_BELOW_EDGES = 50_000  # smaller graphs iterate until the partition is stable; larger ones twice
 _rng_lock = threading.Lock()  # igraph's random generator is process-wide
 
 

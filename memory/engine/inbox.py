@@ -271,8 +271,8 @@ def inbox_store(
 
 
 def _insert_edges(agent_id: str, run_id: int, batch: EdgeBatch) -> None:
-    qn = connection.ops.quote_name
-    cols = [
+    """The run's edges in one pass on the driver's cursor: executemany on SQLite, COPY on PostgreSQL."""
+    cols = (
         "agent_id",
         "run_id",
         "entity_a",
@@ -284,10 +284,6 @@ def _insert_edges(agent_id: str, run_id: int, batch: EdgeBatch) -> None:
         "adamic_adar",
         "type_affinity",
         "embedding",
-    ]
-    sql = (
-        f"INSERT INTO {qn(EntityEdge._meta.db_table)} ({', '.join(qn(x) for x in cols)})"
-        f" VALUES ({', '.join(['%s'] * len(cols))})"
     )
     emb = batch.embedding if batch.embedding is not None else [None] * len(batch)
     rows = zip(
@@ -304,8 +300,16 @@ def _insert_edges(agent_id: str, run_id: int, batch: EdgeBatch) -> None:
         emb,
         strict=True,
     )
-    with connection.cursor() as cur:
-        cur.executemany(sql, list(rows))
+    table = EntityEdge._meta.db_table
+    connection.ensure_connection()
+    raw = connection.connection
+    if connection.vendor == "postgresql":
+        with raw.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(cols)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        return
+    marks = ", ".join("?" * len(cols))
+    raw.executemany(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})", rows)
 
 
 @c.write_transaction
