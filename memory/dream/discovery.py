@@ -42,7 +42,7 @@ log = logging.getLogger("memdesk.discovery")
 PER_KIND = 10
 # Leiden runs on at most this many edges, the strongest: a million facts keep millions of weak edges (type
 # affinity alone lifts most two-hop pairs over the floor), and they add time, not structure.
-LEIDEN_MAX_EDGES = 1_000_000
+LEIDEN_MAX_EDGES = 500_000
 GAP_AFFINITY = 0.7
 SHOW_NEIGHBOURS = 8
 SHOW_SESSIONS = 8

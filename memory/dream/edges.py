@@ -162,7 +162,10 @@ def load_facts(*, agent_id: str, at: datetime, registry: Registry | None = None)
             columns = [pa.array([str(v) for v in col], pa.large_string()) for col in rows]
     if not columns:
         columns = [pa.array([], pa.large_string())] * len(texts)
-    return _facts(*columns, _alias_map(agent_id), registry or get_registry())
+    ids, subjects, objects, predicates, sessions = columns
+    return _facts(
+        ids, subjects, objects, predicates, sessions, _alias_map(agent_id), registry or get_registry()
+    )
 
 
 def _facts(
