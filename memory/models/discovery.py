@@ -46,11 +46,8 @@ class EntityEdge(models.Model):
 
     class Meta:
         db_table = "entity_edges"
-        indexes = [
-            models.Index(fields=["agent_id", "entity_a"], name="idx_entity_edge_a"),
-            models.Index(fields=["agent_id", "entity_b"], name="idx_entity_edge_b"),
-            models.Index(fields=["run"], name="idx_entity_edge_run"),
-        ]
+        # one index: a run replaces the agent's edges (many rows are written per run; each index slows that)
+        indexes = [models.Index(fields=["agent_id", "run"], name="idx_entity_edge_agent_run")]
 
 
 class Community(models.Model):
