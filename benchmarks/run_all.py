@@ -9,8 +9,9 @@ store figure (a) and the search figure (b) are measured beside their raw sqlite3
 with ``ratio = value / baseline`` (engine / raw). The graph figures (``bench_graph``: PPR latency, rebuild, search
 graph on vs off at 10k, 100k and 1M triples), the dream run figures (``bench_dream``: a full heuristic dream run
 over an agent of 100k rows with 10 % planted conflicts, time per phase, peak memory, the judge's precision and
-recall) the MCP figures (``bench_mcp``) and the review queue page with 10k pending items (``bench_review_page``) run last
-on the same file.
+recall), the discovery figures (``bench_discovery``: edges + Leiden + discovery at 10k, 100k and 1M facts, Leiden
+vs Louvain, the inbox page), the MCP figures (``bench_mcp``) and the review queue page with 10k pending items
+(``bench_review_page``) run last on the same file.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_discovery  # noqa: E402
 import bench_dream  # noqa: E402
 import bench_graph  # noqa: E402
 import bench_mcp  # noqa: E402
@@ -64,6 +66,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-dream", action="store_true", help="skip the dream run figures (bench_dream)")
     ap.add_argument(
         "--skip-review", action="store_true", help="skip the review page figure (bench_review_page)"
+    )
+    ap.add_argument(
+        "--skip-discovery", action="store_true", help="skip the discovery figures (bench_discovery)"
+    )
+    ap.add_argument(
+        "--discovery-sizes",
+        type=lambda s: [int(x) for x in s.split(",")],
+        help="facts of the discovery agents (default 10000,100000,1000000; --quick: 10000)",
     )
     ap.add_argument(
         "--graph-sizes",
@@ -114,6 +124,12 @@ def main(argv: list[str] | None = None) -> int:
             graph = bench_graph.measure(sizes=graph_sizes, rounds=3)
             results += graph
             print(table(graph), flush=True)
+        if not args.skip_discovery:
+            sizes_d = args.discovery_sizes or ([10_000] if args.quick else [10_000, 100_000, 1_000_000])
+            print("\n== discovery (agents bench-disc-<n>, same database)", flush=True)
+            found = bench_discovery.measure(sizes=sizes_d, db=db)
+            results += found
+            print(table(found), flush=True)
         if not args.skip_mcp:
             print("\n== MCP over streamable HTTP (agent bench-mcp, same database)", flush=True)
             mcp = bench_mcp.measure(engine_db=db)

@@ -19,6 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers, patch_vary_headers
+from django.utils.text import slugify
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import trigger_client_event
 
@@ -27,7 +28,7 @@ from memory.models import Role
 from web.access import AgentAccess, agent_access, login_required
 from web.http import HtmxHttpRequest, actor_of, refusal, render_page, wants_fragment
 
-from . import selectors
+from . import graph_export, selectors
 
 # An entity's name (a node id) can be longer than the text it was stored as (NFKC makes up to 18 characters of
 # one): the entity fields take what the engine looks up (its MAX_TRIPLE_PART × NFKC_MAX_EXPANSION; a test pins
@@ -44,6 +45,7 @@ TRUST_BANDS = (
     (0.0, "low", "#b3261e"),
 )
 QUARANTINED_COLOR = "#c77700"
+DISCOVERED_COLOR = "#7b3fb5"
 # Node fills by community (the legend says so); nodes outside a named community keep the default blue.
 COMMUNITY_COLORS = ("#8fb0ff", "#9fd8b0", "#f4b6c2", "#d6c4f2", "#ffd59a", "#a8dde6", "#e3d3a8", "#c9ccd4")
 RETRACT_REASONS = (
@@ -76,6 +78,8 @@ class GraphFilterForm(forms.Form):
     )
     community = forms.CharField(required=False, max_length=MAX_ENTITY_CHARS, strip=True, label="Community")
     node = forms.CharField(required=False, max_length=MAX_ENTITY_CHARS, strip=True)
+    # "open in graph" from the discovery inbox: the entity's and this one's neighbourhoods, the pair marked
+    pair = forms.CharField(required=False, max_length=MAX_ENTITY_CHARS, strip=True)
 
     def filters(self) -> dict[str, Any]:
         """Cleaned filters; invalid fields fall back to their defaults (the errors are shown beside them)."""
@@ -88,6 +92,7 @@ class GraphFilterForm(forms.Form):
             "limit": data.get("limit") or DEFAULT_LIMIT,
             "community": data.get("community") or "",
             "node": data.get("node") or "",
+            "pair": data.get("pair") or "",
         }
 
 
@@ -139,12 +144,15 @@ def trust_band(trust: float) -> tuple[str, str]:
 
 
 def network_data(
-    nodes: list[dict[str, Any]], edges: list[dict[str, Any]], communities: list[selectors.Community]
+    nodes: list[dict[str, Any]],
+    edges: list[dict[str, Any]],
+    communities: list[selectors.GraphCommunity],
+    pair: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """What static/js/graph.js hands to vis-network: nodes sized by degree and coloured by community, edges
-    coloured by trust, quarantined edges dashed. Plain data only (rendered with ``json_script``, so markup
-    stays text)."""
-    group = {name: c.index for c in communities for name in c.members}
+    coloured by trust, quarantined edges dashed, and for a discovered ``pair`` a dotted edge between them that
+    is no fact. Plain data only (rendered with ``json_script``, so markup stays text)."""
+    group = {name: c.number for c in communities for name in c.members}
     out_nodes = []
     for n in nodes:
         node = {
@@ -155,7 +163,8 @@ def network_data(
         }
         k = group.get(n["id"])
         if k is not None:
-            node["color"] = {"background": COMMUNITY_COLORS[k % len(COMMUNITY_COLORS)], "border": "#5d6675"}
+            node["color"] = {"background": community_color(k), "border": "#5d6675"}
+            node["community"] = k
         out_nodes.append(node)
     out_edges = []
     for e in edges:
@@ -177,11 +186,30 @@ def network_data(
                 "trust": round(trust, 3),
             }
         )
+    if pair is not None:
+        out_edges.append(
+            {
+                "id": "discovered-pair",
+                "from": pair[0],
+                "to": pair[1],
+                "label": "discovered",
+                "title": f"{pair[0]} · {pair[1]}: a connection discovery found; no fact links them",
+                "color": DISCOVERED_COLOR,
+                "dashes": True,
+                "quarantined": False,
+                "trust": 0.0,
+                "discovered": True,
+            }
+        )
     return {"nodes": out_nodes, "edges": out_edges}
 
 
+def community_color(number: int) -> str:
+    return COMMUNITY_COLORS[number % len(COMMUNITY_COLORS)]
+
+
 def in_community(
-    view: Any, community: selectors.Community
+    view: Any, community: selectors.GraphCommunity
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The view's edges with both ends in ``community``, and their nodes with degrees recounted."""
     members = community.members
@@ -235,52 +263,108 @@ def _respond(request: HtmxHttpRequest, response: HttpResponse) -> HttpResponse:
 # --- the page ---------------------------------------------------------------------------------------------
 
 
-def graph_page_context(request: HtmxHttpRequest, access: AgentAccess) -> dict[str, Any]:
-    """The graph of the query string's filters, drawn by static/js/graph.js."""
-    aid = access.agent.agent_id
-    form = GraphFilterForm(request.GET)
-    form.is_valid()
-    f = form.filters()
+def pair_view(first: engine.GraphView, second: engine.GraphView) -> engine.GraphView:
+    """Two neighbourhoods as one view: the edges of both (each once), the two focus entities first."""
+    seen: set[str] = set()
+    edges = []
+    for e in [*first.edges, *second.edges]:
+        if e["memory_id"] not in seen:
+            seen.add(e["memory_id"])
+            edges.append(e)
+    nodes = pair_nodes(edges, [first.entity or "", second.entity or ""])
+    total = first.total_edges + second.total_edges - (len(first.edges) + len(second.edges) - len(edges))
+    return engine.GraphView(
+        nodes=nodes,
+        edges=edges,
+        predicates=sorted(set(first.predicates) | set(second.predicates)),
+        total_edges=total,
+        shown_edges=len(edges),
+        truncated=first.truncated or second.truncated,
+        entity=first.entity,
+    )
+
+
+def pair_nodes(edges: list[dict[str, Any]], focus: list[str]) -> list[dict[str, Any]]:
+    """The nodes of ``edges`` by degree, then name; the ``focus`` entities even without an edge."""
+    degree: dict[str, int] = {}
+    for e in edges:
+        for n in (e["subject"], e["object"]):
+            degree[n] = degree.get(n, 0) + 1
+    for f in focus:
+        if f:
+            degree.setdefault(f, 0)
+    return [
+        {"id": n, "label": n, "kind": "entity", "degree": d}
+        for n, d in sorted(degree.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def graph_data(agent_id: str, f: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str | None, str]]]:
+    """The graph of filters ``f`` (``GraphFilterForm.filters()``): the view, its nodes and edges (cut to a
+    community when one is chosen), the communities drawn, and the network for the canvas; and the errors
+    to show beside the filters, as (field, message). Shared by the page, its download and the command."""
+    errors: list[tuple[str | None, str]] = []
     view = None
+    pair = None
+    query = {
+        "agent_id": agent_id,
+        "depth": f["depth"],
+        "predicate": f["predicate"] or None,
+        "min_trust": f["min_trust"],
+        "limit": f["limit"],
+    }
     try:
-        view = engine.graph_view(
-            agent_id=aid,
-            entity=f["entity"] or None,
-            depth=f["depth"],
-            predicate=f["predicate"] or None,
-            min_trust=f["min_trust"],
-            limit=f["limit"],
-        )
+        view = engine.graph_view(entity=f["entity"] or None, **query)
+        if f["pair"] and view.entity:
+            other = engine.graph_view(entity=f["pair"], **query)
+            if other.entity and other.entity != view.entity and other.total_edges:
+                pair = (view.entity, other.entity)
+                view = pair_view(view, other)
     except engine.EngineError as exc:
-        form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        errors.append((exc.field, exc.message))
     focus = (view.entity or "") if view else ""
     nodes, edges = (view.nodes, view.edges) if view else ([], [])
-    communities = selectors.graph_communities(edges)
+    communities = selectors.graph_communities(agent_id, [n["id"] for n in nodes])
     community = None
     if f["community"]:
         community = next((c for c in communities if c.key == f["community"]), None)
         if community is None:
-            form.add_error(
-                "community", "No such community in this view: the graph has changed, pick one again."
+            errors.append(
+                ("community", "No such community in this view: the graph has changed, pick one again.")
             )
         else:
             nodes, edges = in_community(view, community)
     return {
-        "agent": access.agent,
-        "form": form,
         "filters": f,
         "view": view,
         "nodes": nodes,
         "edges": edges,
         "focus": focus,
+        "pair": pair,
         "communities": communities,
         "community": community,
-        "network": network_data(nodes, edges, communities),
+        "network": network_data(nodes, edges, communities, pair if community is None else None),
         "quarantined_shown": sum(1 for e in edges if e["quarantined"]),
+    }, errors
+
+
+def graph_page_context(request: HtmxHttpRequest, access: AgentAccess) -> dict[str, Any]:
+    """The graph of the query string's filters, drawn by static/js/graph.js."""
+    form = GraphFilterForm(request.GET)
+    form.is_valid()
+    data, errors = graph_data(access.agent.agent_id, form.filters())
+    for name, message in errors:
+        form.add_error(name if name in form.fields else None, message)
+    return {
+        "agent": access.agent,
+        "form": form,
+        **data,
         "can_curate": access.has_role(Role.CURATOR),
         "agent_role": access.role,
         "trust_bands": TRUST_BANDS,
         "quarantined_color": QUARANTINED_COLOR,
+        "discovered_color": DISCOVERED_COLOR,
+        "last_run": engine.last_discovery_run(agent_id=access.agent.agent_id),
         "now": timezone.now(),
     }
 
@@ -297,6 +381,23 @@ def graph(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     if not wants_fragment(request) and node:
         context.update(entity_context(access, node), panel="entity")
     return render_page(request, "dashboard/graph.html", context, fragment="graph")
+
+
+@login_required
+@require_safe
+def graph_download(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
+    """The current view (the same filters as the page) as a self-contained interactive HTML file."""
+    access = agent_access(request.user, agent_id)
+    aid = access.agent.agent_id
+    form = GraphFilterForm(request.GET)
+    form.is_valid()
+    data, _ = graph_data(aid, form.filters())
+    page = graph_export.pyvis_html(data["network"], title=f"{access.agent} · graph · memdesk")
+    response = HttpResponse(page, content_type="text/html; charset=utf-8")
+    stamp = timezone.now().strftime("%Y%m%d-%H%M")
+    response["Content-Disposition"] = f'attachment; filename="memdesk-graph-{slugify(aid)}-{stamp}.html"'
+    add_never_cache_headers(response)
+    return response
 
 
 @login_required

@@ -386,45 +386,33 @@ def audit_actions(agent_id: str) -> list[str]:
 
 # --- graph page (SPEC D6) ---------------------------------------------------------------------------------
 
-COMMUNITY_SEED = 7  # Louvain is randomised: a fixed seed draws the same communities on every reload
-MIN_COMMUNITY = 3
-
 
 @dataclass(frozen=True)
-class Community:
-    """A community of the drawn graph, named by its best-connected entity (the filter's value)."""
+class GraphCommunity:
+    """A community of the agent's entities, as its latest discovery run left it (SPEC B4: Leiden on the
+    multi-signal edges, with a stable number and name): ``key`` (the filter's value) is the number."""
 
-    key: str
-    index: int
+    number: int
+    name: str
     members: frozenset[str]
+
+    @property
+    def key(self) -> str:
+        return str(self.number)
 
     @property
     def size(self) -> int:
         return len(self.members)
 
 
-def graph_communities(edges: Sequence[dict[str, Any]]) -> list[Community]:
-    """Communities of the graph made of ``edges`` (``engine.graph_view`` edges): Louvain modularity over the
-    trust-weighted entity graph (networkx), largest first; groups smaller than three entities are left out.
-    Pure computation over what the page already read: no query."""
-    import networkx as nx
-
-    g = nx.Graph()
-    for e in edges:
-        s, o = e["subject"], e["object"]
-        if s == o:
+def graph_communities(agent_id: str, nodes: Iterable[str] = ()) -> list[GraphCommunity]:
+    """The agent's live communities, largest first; with ``nodes``, only those with a member among them
+    (the drawn graph). One query."""
+    wanted = set(nodes)
+    out = []
+    for c in engine.communities(agent_id=agent_id):
+        members = frozenset(c.members)
+        if wanted and not (members & wanted):
             continue
-        weight = g.get_edge_data(s, o, default={}).get("weight", 0.0) + float(e["origin_trust"] or 0.01)
-        g.add_edge(s, o, weight=weight)
-    if g.number_of_edges() == 0:
-        return []
-    parts = nx.community.louvain_communities(g, weight="weight", seed=COMMUNITY_SEED)
-    degree = dict(g.degree())
-    named = []
-    for part in parts:
-        if len(part) < MIN_COMMUNITY:
-            continue
-        key = min(part, key=lambda n: (-degree[n], n))
-        named.append((key, frozenset(part)))
-    named.sort(key=lambda kv: (-len(kv[1]), kv[0]))
-    return [Community(key=key, index=i, members=members) for i, (key, members) in enumerate(named)]
+        out.append(GraphCommunity(number=c.number, name=c.name, members=members))
+    return out

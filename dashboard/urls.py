@@ -24,6 +24,7 @@ urlpatterns = [
     ),
     path("agents/<str:agent_id>/graph/", graph_views.graph, name="graph"),
     path("agents/<str:agent_id>/graph/entity/", graph_views.graph_entity, name="graph_entity"),
+    path("agents/<str:agent_id>/graph/download/", graph_views.graph_download, name="graph_download"),
     path(
         "agents/<str:agent_id>/graph/merge/preview/",
         graph_views.graph_merge_preview,

@@ -446,6 +446,31 @@ async def memory_alias_list(ctx: Context) -> CallToolResult:
     return await invoke(ctx, READ, _alias_list)
 
 
+DiscoveryKind = Literal["cross_community", "indirect_strong", "knowledge_gap"]
+
+
+def _discoveries(p: engine.Principal, *, kind: str | None, limit: int) -> dict[str, Any]:
+    items = engine.inbox_list(agent_id=p.agent_id, kind=kind)
+    shown = [i for i in items if i.status in ("open", "pinned")][:limit]
+    return {"discoveries": [i.to_dict() for i in shown], "total": len(shown)}
+
+
+@tools.tool(annotations=READ_ONLY)
+async def memory_discoveries(
+    ctx: Context,
+    kind: Annotated[
+        DiscoveryKind | None,
+        Field(description="cross_community | indirect_strong | knowledge_gap; default every kind"),
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=100)] = 20,
+) -> CallToolResult:
+    """Connections between your entities that no fact states, found in the background (SPEC B5): pinned ones
+    first, then open ones, by kind and score. Snoozed and dismissed ones are left out; nothing here is ever put in your
+    search results. Needs memory:read. Returns {discoveries: [{id, kind, entities, score, status, explanation,
+    evidence: {memory_ids, sessions, shared_neighbours, signals}, created_at}], total}."""
+    return await invoke(ctx, READ, _discoveries, kind=kind, limit=limit)
+
+
 def _record_mistake(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
     kwargs["agent_response_summary"] = kwargs["agent_response_summary"] or ""
     mistake = engine.record_mistake(agent_id=p.agent_id, actor=p.actor, **kwargs)

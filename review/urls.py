@@ -1,6 +1,6 @@
 from django.urls import URLPattern, path
 
-from . import views
+from . import discoveries, views
 from .quarantine import DESK
 from .queue import QueueKind
 from .review_queue import QUEUE
@@ -36,4 +36,10 @@ urlpatterns = [
     *queue_paths("agents/<str:agent_id>/quarantine/", DESK),
     *queue_paths("agents/<str:agent_id>/review/", QUEUE),
     path("agents/<str:agent_id>/review/log/", views.review_log, name="review_log"),
+    path("agents/<str:agent_id>/discoveries/", discoveries.discoveries, name="discoveries"),
+    path(
+        "agents/<str:agent_id>/discoveries/<int:item_id>/<str:action>/",
+        discoveries.discovery_act,
+        name="discovery_act",
+    ),
 ]

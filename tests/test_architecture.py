@@ -23,6 +23,10 @@ MEMORY_MODELS = {
     "ReviewPolicy",
     "DreamRun",
     "DreamState",
+    "DiscoveryRun",
+    "EntityEdge",
+    "Community",
+    "DiscoveryItem",
 }
 WRITE_METHODS = {
     "create",

@@ -63,6 +63,8 @@ ERROR_STATUS = {
     "path_taken": 409,
     "already_running": 409,
     "gate_closed": 409,
+    "snooze_in_past": 422,
+    "invalid_transition": 409,
 }
 
 

@@ -389,6 +389,27 @@ GapFinder = Callable[[str], list[dict[str, Any]]]
 _GAP_FINDERS: list[GapFinder] = []
 
 
+def _discover(ctx: _Run, report: PhaseReport) -> None:
+    """Connections nobody wrote down (SPEC B4, B5): entity edges, communities and new discovery inbox items. A
+    dry run leaves the inbox and the edges as they are."""
+    if ctx.dry:
+        report.counts["discovery"] = "skipped: dry run"
+        return
+    from .discovery import discover
+
+    outcome = discover(ctx.agent_id, actor=DREAM_ACTOR, dream_run_id=ctx.run.id)
+    report.counts["discovery"] = {"new_items": len(outcome.items), **_brief(outcome.report)}
+    for item in outcome.items[:10]:
+        report.item({"type": "discovery", "kind": item.kind, "id": item.id, "text": item.explanation})
+
+
+def _brief(report: dict[str, Any]) -> dict[str, Any]:
+    """The discovery run's counts, without its long lists (the inbox holds the items)."""
+    return {
+        k: v for k, v in report.items() if isinstance(v, int | float | str) or k in ("missing", "weights")
+    }
+
+
 def register_gap_finder(finder: GapFinder) -> None:
     """Knowledge gaps (SPEC B1 reflect, B8) are read from the query journal, which another module owns: it
     registers its finder here (``finder(agent_id) -> [{"signature", "failures", ...}]``) and reflect reports what
@@ -428,6 +449,7 @@ def reflect(ctx: _Run, report: PhaseReport) -> None:
         report.item({"type": "insight", "text": text})
     report.counts["top_predicates"] = dict(predicates)
     report.counts["top_origins"] = dict(origins)
+    _step(report, "discovery", lambda: _discover(ctx, report))
     if not _GAP_FINDERS:
         report.counts["knowledge_gaps"] = "no gap finder registered"
         return

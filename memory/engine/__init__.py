@@ -59,6 +59,7 @@ from .graph import (
     normalize_entity,
     resolve_entity,
 )
+from .graph.embed_seed import entity_vectors_for
 from .guard import (
     CLAIM_SECS,
     MAX_BULK,
@@ -84,6 +85,28 @@ from .guard import (
 )
 from .guard import sweep as quarantine_sweep
 from .importer import InvalidImportFile, LegacyImportResult, import_legacy
+from .inbox import (
+    MAX_STORED_EDGES,
+    CommunityRecord,
+    DiscoveryOutcome,
+    EdgeBatch,
+    Finding,
+    InboxRecord,
+    InvalidTransition,
+    SnoozeInPast,
+    communities,
+    discover,
+    discovery_record,
+    inbox_act,
+    inbox_counts,
+    inbox_get,
+    inbox_list,
+    inbox_query,
+    inbox_store,
+    last_discovery_run,
+    pair_fingerprint,
+)
+from .inbox import open_q as inbox_open_q
 from .injection import ScanResult, scan_fact, scan_injection
 from .provenance import CLASS_ALIASES, origin_class
 from .public import (
@@ -161,6 +184,26 @@ from .verdicts import state_fingerprint, verdict_apply, verdict_undo
 from .writes import store, store_temporal
 
 __all__ = [
+    "MAX_STORED_EDGES",
+    "CommunityRecord",
+    "DiscoveryOutcome",
+    "EdgeBatch",
+    "Finding",
+    "InboxRecord",
+    "InvalidTransition",
+    "SnoozeInPast",
+    "communities",
+    "discover",
+    "discovery_record",
+    "inbox_act",
+    "inbox_counts",
+    "inbox_get",
+    "inbox_list",
+    "inbox_query",
+    "inbox_store",
+    "last_discovery_run",
+    "inbox_open_q",
+    "pair_fingerprint",
     "outbox_attempted",
     "DREAM_PHASES",
     "GATE_HOURS",
@@ -240,6 +283,7 @@ __all__ = [
     "alias_list",
     "alias_preview",
     "entity_facts",
+    "entity_vectors_for",
     "export_graph",
     "graph_scores",
     "graph_view",

@@ -3,6 +3,7 @@
 from .accounts import Agent, AgentToken, DailyCounter, Membership, Role, Team
 from .audit import AuditEvent
 from .background import DreamRun, DreamState, ReviewItem, ReviewPolicy
+from .discovery import Community, DiscoveryItem, DiscoveryRun, EntityEdge
 from .feedback import VERDICTS, Feedback
 from .graph import EntityAlias, EntityEmbedding
 from .guard import ApprovalRequest, GuardCounter, OutboundEvent
@@ -16,6 +17,10 @@ from .memories import (
 from .reflexion import CATEGORIES, Mistake
 
 __all__ = [
+    "Community",
+    "DiscoveryItem",
+    "DiscoveryRun",
+    "EntityEdge",
     "DreamRun",
     "DreamState",
     "ReviewItem",

@@ -37,16 +37,18 @@
     var edges = new window.vis.DataSet(data.edges.map(function (e) {
       return {
         id: e.id, from: e.from, to: e.to, label: e.label, title: e.title, dashes: e.dashes,
-        width: e.quarantined ? 2 : 1 + 2 * e.trust,
+        width: e.quarantined || e.discovered ? 2 : 1 + 2 * e.trust,
         color: { color: e.color, highlight: e.color, hover: e.color },
       };
     }));
-    var focus = (document.getElementById("graph") || canvas).getAttribute("data-entity");
-    var focused = focus ? nodes.get(focus) : null;
-    if (focused) {
+    var section = document.getElementById("graph") || canvas;
+    // the focus entity, and the other end of a discovered pair ("open in graph" from the inbox)
+    [section.getAttribute("data-entity"), section.getAttribute("data-pair")].forEach(function (focus) {
+      var focused = focus ? nodes.get(focus) : null;
+      if (!focused) return;
       var fill = (focused.color && focused.color.background) || "#8fb0ff";
       nodes.update({ id: focus, borderWidth: 4, color: { background: fill, border: "#1d2330" } });
-    }
+    });
     var big = data.edges.length > 400;
     network = new window.vis.Network(canvas, { nodes: nodes, edges: edges }, {
       nodes: {

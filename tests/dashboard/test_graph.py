@@ -221,7 +221,7 @@ def test_unknown_entity_and_bad_filters(client, viewer, agent, people):
     assert len(network(bad)["edges"]) == 6  # invalid filters fall back to the defaults
 
 
-def test_communities_colour_nodes_and_filter_the_view(client, viewer, agent):
+def test_communities_come_from_discovery_colour_nodes_and_filter_the_view(client, viewer, agent):
     a = agent.agent_id
     for who in ("ana", "ben", "cy", "dee"):
         fact(a, who, "works_on", "Billing")
@@ -231,25 +231,51 @@ def test_communities_colour_nodes_and_filter_the_view(client, viewer, agent):
         fact(a, who, "uses_tool", "Elastic")
     fact(a, "Billing", "depends_on", "Search", origin="channel:x")
     login(client, viewer)
+    before = client.get(url(a)).content.decode()
+    assert "None yet: discovery has not run" in before and "#1 around" not in before
+    engine.discover(agent_id=a)
+    found = {c.name: c for c in engine.communities(agent_id=a)}
+    billing = next(c for c in found.values() if "ana" in c.members)
+    search = next(c for c in found.values() if "eve" in c.members)
+    assert billing.number != search.number
     page = client.get(url(a))
     html = page.content.decode()
-    options = re.findall(r'<option value="([^"]+)" >around ', html)
-    assert options == ["billing", "search"]
+    options = re.findall(r'<option value="(\d+)" >#\d+ around ', html)
+    assert sorted(options) == sorted([str(billing.number), str(search.number)])
+    assert "From discovery" in html
     colours = {n["id"]: n.get("color") for n in network(page)["nodes"]}
     assert colours["ana"] == colours["stripe"] != colours["eve"] == colours["elastic"]
-    only = client.get(url(a) + "?community=search", **HTMX)
+    assert {n["id"]: n.get("community") for n in network(page)["nodes"]}["eve"] == search.number
+    only = client.get(url(a) + f"?community={search.number}", **HTMX)
     data = network(only)
-    assert {n["id"] for n in data["nodes"]} == {"search", "elastic", "eve", "fay", "gus"}
+    assert {n["id"] for n in data["nodes"]} == set(search.members)
     assert len(data["edges"]) == 6
     assert re.search(
         r'Showing <strong id="graph-shown">6</strong> of <strong id="graph-total">15</strong>',
         only.content.decode(),
     )
     # the community choices follow the graph through an out-of-band swap
-    assert '<option value="search" selected>around search (5)</option>' in only.content.decode()
-    stale = client.get(url(a) + "?community=nobody")
+    assert f'<option value="{search.number}" selected>#{search.number} around' in only.content.decode()
+    stale = client.get(url(a) + "?community=999")
     assert "No such community in this view" in stale.content.decode()
     assert len(network(stale)["edges"]) == 15
+
+
+def test_open_in_graph_draws_both_neighbourhoods_and_the_discovered_pair(client, viewer, agent, people):
+    login(client, viewer)
+    a = agent.agent_id
+    response = client.get(url(a) + "?entity=Priya+Raman&pair=李老闆")
+    html = response.content.decode()
+    data = network(response)
+    ids = {e["id"] for e in data["edges"]}
+    assert {people["boss"], people["sponsor"]} <= ids
+    pair = next(e for e in data["edges"] if e["id"] == "discovered-pair")
+    assert (pair["from"], pair["to"]) == ("priya raman", "李老闆") and pair["dashes"] is True
+    assert 'data-pair="李老闆"' in html and 'id="graph-pair"' in html
+    assert '<input type="hidden" name="pair" value="李老闆">' in html
+    # an unknown other end: just the entity's neighbourhood
+    lone = network(client.get(url(a) + "?entity=Priya+Raman&pair=nobody"))
+    assert all(e["id"] != "discovered-pair" for e in lone["edges"])
 
 
 def test_a_large_graph_is_capped_with_showing_n_of_m(client, viewer, agent):
@@ -276,14 +302,19 @@ def test_query_count_is_pinned(client, viewer, agent, people, django_assert_num_
     for i in range(40):
         fact(a, f"customer-{i}", "uses_tool", "Zendesk")
     login(client, viewer)
-    # session, user, agent (+ pending badge), membership (curator?); graph_view: aliases, edges
-    with django_assert_num_queries(6):
+    engine.discover(agent_id=a)
+    # session, user, agent (+ pending badges), membership (curator?); graph_view: aliases, edges;
+    # the communities, the last discovery run
+    with django_assert_num_queries(8):
         assert client.get(url(a)).status_code == 200
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(8):
         assert client.get(url(a) + "?predicate=uses_tool", **HTMX).status_code == 200
     # a focus costs nothing more (the engine resolves it with the aliases it reads anyway)
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(8):
         assert client.get(url(a) + "?entity=zendesk&depth=2").status_code == 200
+    # a discovered pair: a second neighbourhood (aliases, edges)
+    with django_assert_num_queries(10):
+        assert client.get(url(a) + "?entity=customer-1&pair=customer-2").status_code == 200
     # the node panel: session, user, agent, membership; resolve, aliases, fact scan, rows, alias list
     with django_assert_num_queries(9):
         assert client.get(url(a, "graph_entity") + "?name=zendesk", **HTMX).status_code == 200

@@ -7,6 +7,7 @@ never depends on another test's writes.
 from __future__ import annotations
 
 import re
+import sqlite3
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -30,6 +31,7 @@ TOOLS = {
     "memory_reflexion_context",
     "memory_feedback",
     "memory_invalidate_by_origin",
+    "memory_discoveries",
     "wiki_publish_auto",
     "wiki_search",
 }
@@ -211,6 +213,44 @@ class Scenarios:
         assert tools["memory_get_at"].input_schema["required"] == ["subject", "predicate", "at"]
         assert tools["memory_search"].annotations.read_only_hint is True
         assert tools["memory_invalidate_by_origin"].annotations.destructive_hint is True
+
+    def test_discoveries_are_pulled_open_and_pinned_only_never_searched(self, mcp: Harness) -> None:
+        tag = uid()
+        people = [f"p{tag}{k}" for k in range(4)]
+        for who in people:  # the office and its lead: four shared neighbours, never together
+            for predicate, obj in (("works_at", f"office{tag}"), ("knows", f"lead{tag}")):
+                fact = {
+                    "content": f"{who} {predicate} {obj}",
+                    "subject": who,
+                    "predicate": predicate,
+                    "object": obj,
+                }
+                mcp.ok("a_rw", "memory_store_fact", fact)
+        run = mcp.manage("discover", "--agent", "agent-a")
+        assert run.returncode == 0, run.stderr
+        assert "new in the inbox" in run.stdout
+        reply = mcp.ok("a_read", "memory_discoveries", {"limit": 100})
+        assert reply["total"] == len(reply["discoveries"]) >= 1
+        mine = [d for d in reply["discoveries"] if set(d["entities"]) == {f"office{tag}", f"lead{tag}"}]
+        assert len(mine) == 1 and (mine[0]["status"], mine[0]["kind"]) == ("open", "indirect_strong")
+        evidence = mine[0]["evidence"]
+        assert set(evidence["shared_neighbours"]) == set(people)
+        assert {row["agent_id"] for row in map(mcp.row, evidence["memory_ids"])} == {"agent-a"}
+        # dismissed items are not pulled; another agent sees none of them; nothing reaches search results
+        raw = sqlite3.connect(mcp.db_path, timeout=30)  # as a curator's dismissal leaves it
+        with raw:
+            raw.execute("UPDATE discovery_items SET status = 'dismissed' WHERE id = ?", (mine[0]["id"],))
+        raw.close()
+        again = mcp.ok("a_read", "memory_discoveries", {"limit": 100})["discoveries"]
+        assert mine[0]["id"] not in {d["id"] for d in again}
+        assert all(d["status"] in ("open", "pinned") for d in again)
+        assert mcp.ok("b_rw", "memory_discoveries", {})["total"] == 0
+        hits = mcp.ok("a_read", "memory_search", {"query": f"office{tag} lead{tag}", "limit": 50})["results"]
+        assert {h["subject"] for h in hits} <= set(people)
+        kinds = mcp.ok("a_read", "memory_discoveries", {"kind": "knowledge_gap", "limit": 3})["discoveries"]
+        assert {d["kind"] for d in kinds} <= {"knowledge_gap"} and len(kinds) <= 3
+        assert mcp.err("a_read", "memory_discoveries", {"kind": "surprise"})["code"] == "invalid_argument"
+        assert mcp.err("a_read", "memory_discoveries", {"limit": 0})["code"] == "invalid_argument"
 
     def test_store_search_read_and_feedback(self, mcp: Harness) -> None:
         word = f"zebracorn{uid()}"

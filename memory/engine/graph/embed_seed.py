@@ -27,13 +27,22 @@ def entity_vectors(*, agent_id: str, graph: Graph, embedder: Embedder) -> np.nda
     memo = graph.embeddings.get(model)
     if memo is not None:
         return memo
+    out = entity_vectors_for(agent_id=agent_id, entities=graph.entities, embedder=embedder)
+    graph.embeddings[model] = out
+    return out
+
+
+def entity_vectors_for(*, agent_id: str, entities: list[str], embedder: Embedder) -> np.ndarray:
+    """Unit vectors of ``entities`` (row i = entities[i]): from the ``entity_embedding`` table, else the
+    embedder (and then stored). Raises on an embedder failure or vectors of different dimensions."""
+    model = str(embedder.model_name)[:200]
     stored = {
         e: (dim, bytes(v))
         for e, dim, v in EntityEmbedding.objects.filter(agent_id=agent_id, model=model).values_list(
             "entity", "dim", "vector"
         )
     }
-    missing = [e for e in graph.entities if e not in stored]
+    missing = [e for e in dict.fromkeys(entities) if e not in stored]
     fresh: dict[str, np.ndarray] = {}
     for i in range(0, len(missing), EMBED_BATCH):
         batch = missing[i : i + EMBED_BATCH]
@@ -60,13 +69,12 @@ def entity_vectors(*, agent_id: str, graph: Graph, embedder: Embedder) -> np.nda
     if len(dims) > 1:
         raise ValueError(f"entity vectors of model {model!r} have different dimensions {sorted(dims)}")
     dim = dims.pop() if dims else 1
-    out = np.zeros((len(graph.entities), dim), dtype=np.float32)
-    for i, name in enumerate(graph.entities):
+    out = np.zeros((len(entities), dim), dtype=np.float32)
+    for i, name in enumerate(entities):
         if name in fresh:
             out[i] = fresh[name]
         else:
             out[i] = np.frombuffer(stored[name][1], dtype="<f4")
-    graph.embeddings[model] = out
     return out
 
 

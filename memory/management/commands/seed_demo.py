@@ -72,6 +72,7 @@ class Command(BaseCommand):
                 for seed_agent in app_seeds:  # e.g. the wiki's pages of the support bot
                     seed_agent(agent_id, actor=ACTOR)
             seeded[agent_id] = True
+        _discovery_demo(day)
         dream = _dream(d.SUPPORT_BOT) if seeded.get(d.SUPPORT_BOT) else None
         self._report(password, seeded, dream)
 
@@ -271,6 +272,20 @@ def _support_script(day: datetime) -> d.Script:
     steps.extend(d.GRAPH_STORY)
     steps.extend(d.DREAM_STORY)
     return d.Script(steps=steps, mistakes=list(d.SUPPORT_MISTAKES))
+
+
+def _discovery_demo(day: datetime) -> None:
+    """The discovery story (memory/management/demo_discovery.py) for the support bot, written once, then a
+    discovery run for each demo agent so that the inbox has items (a rerun adds nothing new)."""
+    from memory.dream.discovery import discover
+    from memory.management.demo_discovery import discovery_story
+
+    story = discovery_story()
+    if not Memory.objects.filter(agent_id=d.SUPPORT_BOT, source_event=EVENT_PREFIX + story[0].ref).exists():
+        with transaction.atomic():
+            _run(d.SUPPORT_BOT, d.Script(steps=list(story)), day)
+    for agent_id in (d.SUPPORT_BOT, d.RESEARCH_BOT):
+        discover(agent_id, actor=ACTOR)
 
 
 def _research_script(day: datetime) -> d.Script:

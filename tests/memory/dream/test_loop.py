@@ -11,7 +11,18 @@ from django.apps import apps
 
 from memory import engine
 from memory.dream import loop
-from memory.models import AuditEvent, DreamRun, DreamState, FactWrite, Memory, ReviewItem
+from memory.models import (
+    AuditEvent,
+    Community,
+    DiscoveryItem,
+    DiscoveryRun,
+    DreamRun,
+    DreamState,
+    EntityEdge,
+    FactWrite,
+    Memory,
+    ReviewItem,
+)
 from tests.memory.dream import world as w
 from tests.memory.dream.world import NOW, A
 
@@ -127,8 +138,12 @@ def test_a_second_run_over_unchanged_memory_proposes_and_applies_nothing_new():
     apply_mode()
     first = run()
     assert first.phases["consolidate"]["counts"]["applied"] >= 2
+    # the run's own records (dream runs, the discovery run's edges and communities) are bookkeeping; what it
+    # proposes (review and inbox items) and writes to memory must not change
+    bookkeeping = {DreamRun, DreamState, AuditEvent, DiscoveryRun, EntityEdge, Community}
+    inbox = DiscoveryItem.objects.count()
     before = (
-        tables(skip={DreamRun, DreamState, AuditEvent}),
+        tables(skip=bookkeeping),
         ReviewItem.objects.count(),
         FactWrite.objects.count(),
     )
@@ -137,14 +152,16 @@ def test_a_second_run_over_unchanged_memory_proposes_and_applies_nothing_new():
     assert counts["applied"] == counts["queued"] == 0 and counts["judged"] == 0
     assert second.phases["signal"]["counts"]["already_judged"] >= 1  # the pending pair, unchanged
     assert second.phases["prune"]["counts"]["ended"] == 0
+    assert DiscoveryItem.objects.count() == inbox
     after = (
-        tables(skip={DreamRun, DreamState, AuditEvent}),
+        tables(skip=bookkeeping),
         ReviewItem.objects.count(),
         FactWrite.objects.count(),
     )
     assert after == before
     assert set(AuditEvent.objects.values_list("action", flat=True).filter(details__run_id=second.id)) == {
-        "dream_run"
+        "dream_run",
+        "discovery_run",  # the run's report of its discovery pass, which found nothing new
     }
 
 
