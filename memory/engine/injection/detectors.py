@@ -96,10 +96,14 @@ def _run_zh(clause: str) -> list[str]:
 def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
     """Every detector over one view. ``plain`` is False for text that was hidden (decoded, spaced out, ...)."""
     spans = _clause_spans(text)
+    done: set[str] = set()  # a piece seen before in this view adds nothing (repetitive text stays cheap)
     for lo, hi in _general_windows(spans, len(text)):
         if found.saturated(_GENERAL_FAMILIES, plain):
             break  # nothing more could be recorded: every family the patterns report is full
         piece = text[lo:hi]
+        if piece in done:
+            continue
+        done.add(piece)
         for rule_id in _run_view(piece):
             found.add(rule_id, FAMILY[rule_id], view, piece.strip()[:_SNIPPET], plain)
     # where the clause detectors' words occur: one pass over the view, then each clause looks its hits up
@@ -116,12 +120,16 @@ def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
             found.add("tm.lex.end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
     if zh and _has(text, _Z_END) and _has(text, _Z_END_SUBJ) and _has(text, _Z_AFTER_END):
         found.add("tm.lex.zh_end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
+    seen_clauses: set[str] = set()
     for lo, hi in spans:
         if found.saturated(_LEX_FAMILIES, plain):
             break
         if hi - lo < 6:
             continue
         clause = text[lo:hi]
+        if clause in seen_clauses:
+            continue
+        seen_clauses.add(clause)
         hits = _run_en(clause, not plain) if en and _any_between(en_at, lo, hi) else []
         if zh and _any_between(zh_at, lo, hi):
             hits += _run_zh(clause)

@@ -65,14 +65,26 @@ class _View:
     the trigger's own clause and the one after) once the view is longer than ``_WINDOW_MIN``: a short fact is
     searched whole, a long page costs time in proportion to its suspicious parts rather than its length."""
 
-    __slots__ = ("text", "present", "glued", "_anchors", "_spans", "_cjk", "_starts")
+    __slots__ = (
+        "text",
+        "present",
+        "glued",
+        "_anchors",
+        "_spans",
+        "_cjk",
+        "_starts",
+        "_clause_at",
+        "_trigger_clauses",
+    )
 
     def __init__(self, text: str, glued: bool = False) -> None:
         self.text = text
         self.glued = glued
         self.present = _present_triggers(text, glued)
         self._anchors: dict[str, list[int]] | None = None
-        self._spans: tuple[frozenset[str], list[tuple[int, int]]] | None = None
+        self._spans: dict[frozenset[str], list[tuple[int, int]]] | None = None
+        self._clause_at: list[int] | None = None
+        self._trigger_clauses: dict[str, set[int]] | None = None
         self._cjk: dict[str, list[int]] | None = None
         self._starts: set[str] | None = None
 
@@ -110,25 +122,23 @@ class _View:
             self._cjk[start] = hits
         return hits
 
-    def windows(self, triggers: set[str]) -> list[tuple[int, int]]:
-        """The clauses around the given trigger words (computed once per view, for the searched rules)."""
+    def windows(self, triggers: frozenset[str]) -> list[tuple[int, int]]:
+        """The clauses around the given trigger words (the clause before, the trigger's and the one after),
+        merged when close; cached per trigger set."""
         text = self.text
         if self.glued or not _PREFILTER or len(text) < _WINDOW_MIN:
             return [(0, len(text))]
-        key = frozenset(triggers)
-        if self._spans is None or self._spans[0] != key:
-            starts = [0] + [m.end() for m in _CLAUSE_END.finditer(text)]
+        if self._spans is None:
+            self._spans = {}
+        spans = self._spans.get(triggers)
+        if spans is None:
+            starts = self._clause_starts()
             n = len(starts)
-            anchors = self.anchors()
-            hits = [pos for trig in triggers if trig in anchors for pos in anchors[trig]]
+            clauses: set[int] = set()
             for trig in triggers:
-                if trig not in _WORD_TRIGGERS:
-                    i = text.find(trig)
-                    while i >= 0:
-                        hits.append(i)
-                        i = text.find(trig, i + 1)
-            spans: list[tuple[int, int]] = []
-            for i in sorted({bisect.bisect_right(starts, pos) - 1 for pos in hits}):
+                clauses |= self._clauses_of(trig)
+            spans = []
+            for i in sorted(clauses):
                 lo = starts[max(0, i - 1)]
                 hi = starts[i + 2] if i + 2 < n else len(text)
                 if (
@@ -137,8 +147,31 @@ class _View:
                     spans[-1] = (spans[-1][0], max(hi, spans[-1][1]))
                 else:
                     spans.append((lo, hi))
-            self._spans = (key, spans)
-        return self._spans[1]
+            self._spans[triggers] = spans
+        return spans
+
+    def _clause_starts(self) -> list[int]:
+        if self._clause_at is None:
+            self._clause_at = [0] + [m.end() for m in _CLAUSE_END.finditer(self.text)]
+        return self._clause_at
+
+    def _clauses_of(self, trigger: str) -> set[int]:
+        """Indices of the clauses a trigger occurs in."""
+        if self._trigger_clauses is None:
+            self._trigger_clauses = {}
+        found = self._trigger_clauses.get(trigger)
+        if found is None:
+            starts = self._clause_starts()
+            if trigger in _WORD_TRIGGERS:
+                hits = self.anchors().get(trigger, [])
+            else:
+                hits, i = [], self.text.find(trigger)
+                while i >= 0:
+                    hits.append(i)
+                    i = self.text.find(trigger, i + 1)
+            found = {bisect.bisect_right(starts, pos) - 1 for pos in hits}
+            self._trigger_clauses[trigger] = found
+        return found
 
 
 def _run(
@@ -160,9 +193,6 @@ def _run(
         candidates = [rules[i] for i in sorted(picked)]
     else:
         candidates = list(rules)
-    searched: set[str] = set()
-    if _PREFILTER and not glued and len(text) >= _WINDOW_MIN:
-        searched = set().union(*(r.triggers for r in candidates if r.starts is None)) & view.present
     anchored = _PREFILTER and not glued
     present_starts = view.present_starts() if anchored else set()
     word_positions = view.anchors() if anchored else {}
@@ -187,7 +217,7 @@ def _run(
                     break
             continue
         rx = rule.rx_glued if glued and rule.rx_glued is not None else rule.rx
-        for lo, hi in view.windows(searched):
+        for lo, hi in view.windows(rule.triggers & present):
             m = rx.search(text, lo, hi)
             if m:
                 found.add(rule.rule_id, rule.family, name, m.group(), plain)

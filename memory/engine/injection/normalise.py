@@ -7,6 +7,7 @@ import html
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 # Zero-width and invisible format characters (soft hyphen, ZW space/joiners, word joiner, invisible operators,
@@ -178,3 +179,51 @@ def _count_zero_width(raw: str) -> int:
                 continue
         count += 1
     return count
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One input, normalised: ``nfkc``; ``folded_nozw`` (folded, zero-width characters and HTML entities
+    resolved); ``raw_view`` (that, whitespace collapsed, wrappers kept); ``stripped`` and ``text_view``
+    (wrappers dropped; the view the text rules and the classifier read). ``obfuscated``: look-alike letters,
+    zero-width characters inside words or HTML entities were undone. ``expanded``: NFKC made the text longer
+    than the limit (it was cut)."""
+
+    nfkc: str
+    folded_nozw: str
+    raw_view: str
+    stripped: str
+    text_view: str
+    has_zw: bool
+    obfuscated: bool
+    expanded: bool
+
+
+def prepare(raw: str, limit: int, expanded_limit: int | None = None) -> Prepared:
+    """Normalise at most ``limit`` characters; a text NFKC expands past ``limit`` keeps only
+    ``expanded_limit`` of them (its verdict is decided as suspicious anyway)."""
+    ascii_only = raw.isascii()
+    nfkc = raw if ascii_only else unicodedata.normalize("NFKC", raw)
+    expanded = len(nfkc) > limit
+    nfkc = nfkc[: expanded_limit if expanded and expanded_limit is not None else limit]
+    folded = _fold_text(nfkc, normalised=True)
+    has_zw = not ascii_only and bool(_ZW_RE.search(raw))
+    mixed_script = (
+        not ascii_only and _HOMOGLYPH_RE.search(nfkc) is not None and bool(_MIXED_SCRIPT.search(nfkc.lower()))
+    )
+    zw_inside = has_zw and bool(_ZW_INSIDE.search(raw))
+    folded_nozw = _ZW_RE.sub("", folded) if has_zw else folded
+    entities = "&" in folded_nozw and bool(_HTML_ENTITY.search(folded_nozw))
+    if entities:  # "&#73;gnore": decode, then fold again (the entity may spell a capital or a look-alike)
+        folded_nozw = _fold_text(html.unescape(folded_nozw))
+    stripped = _strip_wrappers(folded_nozw)
+    return Prepared(
+        nfkc=nfkc,
+        folded_nozw=folded_nozw,
+        raw_view=_collapse(folded_nozw),
+        stripped=stripped,
+        text_view=_collapse(stripped),
+        has_zw=has_zw,
+        obfuscated=mixed_script or zw_inside or entities,
+        expanded=expanded,
+    )

@@ -40,6 +40,7 @@ class ScanResult:
     suspicious: bool = False
     model_error: str | None = None
     truncated: bool = False  # longer than the scan reads (then at least suspicious)
+    binary: bool = False  # control characters: binary data, only its start scanned (then at least suspicious)
     ruleset: str = ""
     model: str = ""  # the classifier's version (sha256 prefix of its weights)
     block_threshold: float | None = None
@@ -72,6 +73,7 @@ class ScanResult:
             "review_threshold": self.review_threshold,
             "model_error": self.model_error,
             "truncated": self.truncated,
+            "binary": self.binary,
             "zero_width": self.zero_width,
             "matches": [
                 {"rule": m.rule, "family": m.family, "view": m.view, "snippet": m.snippet}

@@ -15,8 +15,7 @@ otherwise store. Thresholds come from the model's calibration unless ``memdesk.t
 from __future__ import annotations
 
 import codecs
-import html
-import unicodedata
+import re
 import urllib.parse
 
 from . import classifier
@@ -25,16 +24,11 @@ from .detectors import _lexical
 from .intent_lexicon import _TURN_TOKEN, _any_in
 from .matcher import _Found, _run, _View
 from .normalise import (
-    _HOMOGLYPH_RE,
-    _HTML_ENTITY,
-    _MIXED_SCRIPT,
     _TAG_RUN,
-    _ZW_INSIDE,
     _ZW_RE,
     _collapse,
     _count_zero_width,
-    _fold_text,
-    _strip_wrappers,
+    prepare,
 )
 from .result import RuleMatch, ScanResult
 from .ruleset import RULESET
@@ -58,7 +52,14 @@ BLOCK_THRESHOLD = RULESET.block_at
 ZERO_WIDTH_LIMIT = RULESET.zero_width_limit
 FAMILIES = tuple(WEIGHTS)
 SUSPICIOUS_SCORE = 30  # a rule score this high without blocking is suspicious (SPEC P4)
-MAX_SCAN_CHARS = 131_072  # normalised characters scanned; a longer text is suspicious (NFKC can expand 18x)
+MAX_SCAN_CHARS = (
+    73_728  # characters scanned (64 KB of text and room); longer (NFKC can expand 18x): suspicious
+)
+BINARY_SCAN_CHARS = (
+    8_192  # of binary data (control characters), scanned as text; the verdict is then suspicious
+)
+EXPANDED_SCAN_CHARS = 16_384  # of a text NFKC expands past MAX_SCAN_CHARS; the verdict is then suspicious
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
 
 # rule ids the scan itself produces (declared as [[detector]] in the rules file)
 SCAN_RULE_IDS = frozenset(
@@ -78,25 +79,17 @@ _FAMILY = {rule_id: RULESET.spec(rule_id).family for rule_id in SCAN_RULE_IDS}
 def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) -> tuple[str, bool]:
     """Scan ``raw`` and everything hidden in it. Returns the text view (what the classifier reads) and whether
     normalisation made the text too long to scan whole. ``plain`` is False for text that was itself decoded."""
-    ascii_only = raw.isascii()
-    nfkc = raw if ascii_only else unicodedata.normalize("NFKC", raw)
-    expanded = len(nfkc) > MAX_SCAN_CHARS
-    nfkc = nfkc[:MAX_SCAN_CHARS]
-    folded = _fold_text(nfkc, normalised=True)
-    has_zw = not ascii_only and bool(_ZW_RE.search(raw))
-    mixed_script = (
-        not ascii_only and _HOMOGLYPH_RE.search(nfkc) is not None and bool(_MIXED_SCRIPT.search(nfkc.lower()))
+    p = prepare(raw, MAX_SCAN_CHARS, EXPANDED_SCAN_CHARS)
+    nfkc, folded_nozw, stripped, raw_view, text_view = (
+        p.nfkc,
+        p.folded_nozw,
+        p.stripped,
+        p.raw_view,
+        p.text_view,
     )
-    zw_inside = has_zw and bool(_ZW_INSIDE.search(raw))
-    folded_nozw = _ZW_RE.sub("", folded) if has_zw else folded
-    entities = "&" in folded_nozw and bool(_HTML_ENTITY.search(folded_nozw))
-    if entities:  # "&#73;gnore": decode, then fold again (the entity may spell a capital or a look-alike)
-        folded_nozw = _fold_text(html.unescape(folded_nozw))
-    raw_view = _collapse(folded_nozw)
-    stripped = _strip_wrappers(folded_nozw)
-    text_view = _collapse(stripped)
+    has_zw, expanded = p.has_zw, p.expanded
     # look-alike letters or zero-width characters inside words are obfuscation: a match then is "hidden"
-    clean = plain and not mixed_script and not zw_inside and not entities
+    clean = plain and not p.obfuscated
     prefix = f"{origin}:" if origin else ""
 
     text_v = _View(text_view)
@@ -197,6 +190,12 @@ def _as_text(value: object) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+def _is_binary(raw: str) -> bool:
+    """Binary data rather than text: at least 8 control characters, and more than 1 % of the text."""
+    n = len(_CONTROL.findall(raw))
+    return n >= 8 and n * 100 > len(raw)
+
+
 def scan_text(
     text: str,
     *,
@@ -225,6 +224,9 @@ def _scan(
     raw = _as_text(text)
     truncated = len(raw) > MAX_SCAN_CHARS
     raw = raw[:MAX_SCAN_CHARS]
+    binary = _is_binary(raw)
+    if binary:  # bounded work; a person decides
+        raw = _CONTROL.sub(" ", raw[:BINARY_SCAN_CHARS])
     found = _Found()
     view = ""
     if raw:
@@ -251,6 +253,7 @@ def _scan(
         score >= SUSPICIOUS_SCORE
         or model_error is not None
         or truncated
+        or binary
         or (probability is not None and review_threshold is not None and probability >= review_threshold)
     )
     return ScanResult(
@@ -263,6 +266,7 @@ def _scan(
         suspicious=suspicious,
         model_error=model_error,
         truncated=truncated,
+        binary=binary,
         ruleset=RULESET_VERSION,
         model=model.version if model is not None else "",
         block_threshold=block_threshold if model is not None else None,
