@@ -7,7 +7,9 @@ One agent's corpus is grown through engine functions to each size in turn (10k, 
 store figure (a) and the search figure (b) are measured beside their raw sqlite3 baselines. The report is
 ``{"machine": {...}, "results": [{"name", "n", "value", "unit", "baseline", "ratio", "goal", "met", ...}]}``
 with ``ratio = value / baseline`` (engine / raw). The graph figures (``bench_graph``: PPR latency, rebuild, search
-graph on vs off at 10k, 100k and 1M triples) and the MCP figures (``bench_mcp``) run last on the same file.
+graph on vs off at 10k, 100k and 1M triples) and the MCP figures (``bench_mcp``) run last on the same file;
+the injection-scan figures (``bench_injection``: latency per KB, rules alone as the baseline, the bad-input
+budget, and the recorded leave-one-source-out detection) need no database.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_graph  # noqa: E402
+import bench_injection  # noqa: E402
 import bench_mcp  # noqa: E402
 import bench_search  # noqa: E402
 import bench_store  # noqa: E402
@@ -56,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-db", action="store_true", help="keep the databases afterwards")
     ap.add_argument("--skip-mcp", action="store_true", help="skip the MCP-over-HTTP figures (bench_mcp)")
     ap.add_argument("--skip-graph", action="store_true", help="skip the graph figures (bench_graph)")
+    ap.add_argument("--skip-injection", action="store_true", help="skip the injection-scan figures")
     ap.add_argument(
         "--graph-sizes",
         type=lambda s: [int(x) for x in s.split(",")],
@@ -99,6 +103,11 @@ def main(argv: list[str] | None = None) -> int:
             graph = bench_graph.measure(sizes=graph_sizes, rounds=3)
             results += graph
             print(table(graph), flush=True)
+        if not args.skip_injection:
+            print("\n== injection scan (rules alone vs rules + classifier)", flush=True)
+            injection = bench_injection.results(quick=args.quick)
+            results += injection
+            print(table(injection), flush=True)
         if not args.skip_mcp:
             print("\n== MCP over streamable HTTP (agent bench-mcp, same database)", flush=True)
             mcp = bench_mcp.measure(engine_db=db)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -28,23 +29,24 @@ class FeatureConfig:
     """Recorded in the model's manifest; the scan builds features exactly as the model was trained."""
 
     hash_bits: int = 18
-    char_ngrams: tuple[int, ...] = (3, 4, 5)
+    char_ngrams: tuple[int, ...] = (3, 4)
     word_bigrams: bool = True
     window: int = 600  # characters; longer texts are scored window by window (0: never)
     stride: int = 300
+    max_windows: int = 48  # a longer text gets proportionally longer windows (bounded time)
 
     @property
     def n_features(self) -> int:
         return 1 << self.hash_bits
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "char_ngrams": list(self.char_ngrams)}
 
     @classmethod
-    def from_json(cls, data: dict[str, object]) -> FeatureConfig:
+    def from_json(cls, data: dict[str, Any]) -> FeatureConfig:
         values = dict(data)
-        values["char_ngrams"] = tuple(int(n) for n in values.get("char_ngrams", ()))  # type: ignore[union-attr]
-        return cls(**values)  # type: ignore[arg-type]
+        values["char_ngrams"] = tuple(int(n) for n in values.get("char_ngrams", ()))
+        return cls(**values)
 
 
 def _mix(h: np.ndarray) -> np.ndarray:
@@ -54,77 +56,85 @@ def _mix(h: np.ndarray) -> np.ndarray:
 
 
 class HashedText:
-    """The hashed n-grams of one view with the character span each covers, so any window's features are a
-    selection of them (an n-gram belongs to a window when its whole span lies inside it)."""
+    """The hashed n-grams of one view, each kind ordered by where it starts, so a window's features are
+    slices: an n-gram belongs to the window its first character is in."""
 
-    __slots__ = ("config", "length", "_starts", "_ends", "_hashes")
+    __slots__ = ("config", "length", "_parts")
 
     def __init__(self, view: str, config: FeatureConfig) -> None:
         self.config = config
-        self.length = n_chars = len(view)
-        starts: list[np.ndarray] = []
-        ends: list[np.ndarray] = []
-        hashes: list[np.ndarray] = []
+        self.length = len(view)
+        self._parts: list[tuple[np.ndarray, np.ndarray]] = []  # (starts, buckets), sorted by start
+        mask = np.uint64(config.n_features - 1)
         padded = f" {view} "
         codes = np.frombuffer(padded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
         with np.errstate(over="ignore"):
-            for n in config.char_ngrams:
+            # the n-gram at i hashes to n * P**n + sum(codes[i + k] * P**(n - 1 - k)); longer n-grams extend
+            # shorter ones by one character
+            grams = sorted(config.char_ngrams)
+            poly: np.ndarray | None = None
+            length = 0
+            for n in grams:
                 count = len(codes) - n + 1
                 if count <= 0:
-                    continue
-                h = np.full(count, np.uint64(n), dtype=np.uint64)
-                for k in range(n):
-                    h = h * _P + codes[k : k + count]
-                # n-gram i of the padded text covers view[i - 1 : i - 1 + n] (the padding counts as inside)
-                first = np.arange(count, dtype=np.int64) - 1
-                starts.append(np.maximum(first, 0))
-                ends.append(np.minimum(first + n, n_chars))
-                hashes.append(_mix(h))
-            spans = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(view)]
+                    break
+                while length < n:
+                    poly = (
+                        codes[: len(codes) - length].copy()
+                        if poly is None
+                        else poly[:-1] * _P + codes[length:]
+                    )
+                    length += 1
+                assert poly is not None
+                h = np.uint64(n) * _P ** np.uint64(n) + poly
+                # n-gram i of the padded text starts at view[i - 1] (the leading pad counts as position 0)
+                starts = np.maximum(np.arange(count, dtype=np.int64) - 1, 0)
+                self._parts.append((starts, (_mix(h) & mask).astype(np.int64)))
+            spans = [(m.start(), m.group()) for m in _TOKEN.finditer(view)]
             if spans:
-                w_start = np.fromiter((s for s, _e, _w in spans), dtype=np.int64, count=len(spans))
-                w_end = np.fromiter((e for _s, e, _w in spans), dtype=np.int64, count=len(spans))
+                w_start = np.fromiter((s for s, _w in spans), dtype=np.int64, count=len(spans))
                 words = np.fromiter(
-                    (zlib.crc32(w.encode("utf-8", "surrogatepass")) for _s, _e, w in spans),
+                    (zlib.crc32(w.encode("utf-8", "surrogatepass")) for _s, w in spans),
                     dtype=np.uint64,
                     count=len(spans),
                 )
-                starts.append(w_start)
-                ends.append(w_end)
-                hashes.append(_mix(words + _SALT_WORD))
+                self._parts.append((w_start, (_mix(words + _SALT_WORD) & mask).astype(np.int64)))
                 if config.word_bigrams and len(spans) > 1:
-                    starts.append(w_start[:-1])
-                    ends.append(w_end[1:])
-                    hashes.append(_mix(words[:-1] * _P + words[1:] + _SALT_BIGRAM))
-        self._starts = np.concatenate(starts) if starts else np.zeros(0, np.int64)
-        self._ends = np.concatenate(ends) if ends else np.zeros(0, np.int64)
-        self._hashes = np.concatenate(hashes) if hashes else np.zeros(0, np.uint64)
+                    bigrams = _mix(words[:-1] * _P + words[1:] + _SALT_BIGRAM)
+                    self._parts.append((w_start[:-1], (bigrams & mask).astype(np.int64)))
 
     def features(self, lo: int = 0, hi: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(sorted feature indices, L2-normalised 1 + log(count) values) for the n-grams inside view[lo:hi]."""
-        hi = self.length if hi is None else hi
-        hashes = self._hashes
-        if lo > 0 or hi < self.length:
-            hashes = hashes[(self._starts >= lo) & (self._ends <= hi)]
-        if hashes.size == 0:
+        """(sorted feature indices, L2-normalised 1 + log(count) values) of the n-grams starting in
+        view[lo:hi] (all of them by default)."""
+        whole = lo <= 0 and (hi is None or hi >= self.length)
+        chunks = []
+        for starts, buckets in self._parts:
+            if whole:
+                chunks.append(buckets)
+            else:
+                a, b = np.searchsorted(starts, (lo, self.length if hi is None else hi))
+                chunks.append(buckets[a:b])
+        joined = np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
+        if joined.size == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        idx, counts = np.unique(
-            (hashes % np.uint64(self.config.n_features)).astype(np.int64), return_counts=True
-        )
+        idx, counts = np.unique(joined, return_counts=True)
         values = (1.0 + np.log(counts)).astype(np.float32)
         values /= np.float32(np.sqrt(float(np.dot(values, values))))
         return idx, values
 
 
 def windows(length: int, config: FeatureConfig) -> list[tuple[int, int]]:
-    """The windows a text of ``length`` characters is scored in: the whole text when it fits one window."""
+    """The windows a text of ``length`` characters is scored in: the whole text when it fits one window, else
+    windows overlapping by half, at most ``max_windows`` of them (then wider)."""
     if config.window <= 0 or length <= config.window:
         return [(0, length)]
+    stride = max(config.stride, -(-length // config.max_windows))
+    width = max(config.window, 2 * stride)
     out = []
     lo = 0
     while True:
-        hi = min(length, lo + config.window)
+        hi = min(length, lo + width)
         out.append((lo, hi))
         if hi >= length:
             return out
-        lo += config.stride
+        lo += stride
