@@ -55,6 +55,16 @@ def _mix(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> _S33)
 
 
+def _token_starts(codes: np.ndarray) -> np.ndarray:
+    """Start positions of ``_TOKEN``'s matches, from the code points: a run of ASCII letters and digits starts
+    where the previous character is not one; every Chinese character is a token of its own."""
+    alnum = ((codes >= 97) & (codes <= 122)) | ((codes >= 48) & (codes <= 57))
+    cjk = ((codes >= 0x3400) & (codes <= 0x4DBF)) | ((codes >= 0x4E00) & (codes <= 0x9FFF))
+    first = alnum.copy()
+    first[1:] &= ~alnum[:-1]
+    return np.flatnonzero(first | cjk).astype(np.int64)
+
+
 class HashedText:
     """The hashed n-grams of one view, each kind ordered by where it starts, so a window's features are
     slices: an n-gram belongs to the window its first character is in."""
@@ -90,16 +100,14 @@ class HashedText:
                 # n-gram i of the padded text starts at view[i - 1] (the leading pad counts as position 0)
                 starts = np.maximum(np.arange(count, dtype=np.int64) - 1, 0)
                 self._parts.append((starts, (_mix(h) & mask).astype(np.int64)))
-            spans = [(m.start(), m.group()) for m in _TOKEN.finditer(view)]
-            if spans:
-                w_start = np.fromiter((s for s, _w in spans), dtype=np.int64, count=len(spans))
-                words = np.fromiter(
-                    (zlib.crc32(w.encode("utf-8", "surrogatepass")) for _s, w in spans),
-                    dtype=np.uint64,
-                    count=len(spans),
+            tokens = _TOKEN.findall(view)
+            if tokens:
+                w_start = _token_starts(codes[1:-1])  # where each token starts (the same tokens, in order)
+                words = np.array(
+                    [zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in tokens], dtype=np.uint64
                 )
                 self._parts.append((w_start, (_mix(words + _SALT_WORD) & mask).astype(np.int64)))
-                if config.word_bigrams and len(spans) > 1:
+                if config.word_bigrams and len(tokens) > 1:
                     bigrams = _mix(words[:-1] * _P + words[1:] + _SALT_BIGRAM)
                     self._parts.append((w_start[:-1], (bigrams & mask).astype(np.int64)))
 
