@@ -6,7 +6,8 @@ shared ``train.jsonl``), plus the project's own hand-written corpus (the ``dev``
 ``tests/data/injection_corpus/corpus.jsonl``, source ``memdesk``; its held-out splits stay out).
 
 Model: logistic regression over the hashed features of ``features.py``, each source weighted equally within
-its label (so no single collection dominates what "attack" means), L2-regularised. Thresholds are calibrated
+its label (so no single collection dominates what "attack" means), L2-regularised, with planted pairs built
+from the training rows themselves (:func:`augment`). Thresholds are calibrated
 on *out-of-source* scores: the sources are split into folds, each fold is scored by a model trained without
 it, and the block threshold is the score that at most ``block_fp`` of the benign texts of each group (chat,
 documents, code, instructions, facts) reach, the highest over the groups (the review threshold: ``review_fp``).
