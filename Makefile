@@ -7,7 +7,7 @@ PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 STAMP := $(VENV)/.installed
 
-.PHONY: run serve worker install install-test test test-fast test-pg test-slow test-embeddings bench lint migrate demo browser-deps clean
+.PHONY: run serve worker install install-test test test-fast test-pg test-slow test-embeddings bench eval-injection train-injection lint migrate demo browser-deps clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -68,6 +68,17 @@ test-embeddings: $(EMB_STAMP)
 bench: install
 	@mkdir -p var/bench
 	$(BIN)/python benchmarks/run_all.py --out var/bench/results.json $(BENCH_ARGS)
+
+# Injection detector (SPEC P4): leave-one-source-out evaluation on the shared training data (about 30 min on
+# 2 cores), and the deterministic rebuild of the shipped classifier. INJECTION_DATA: the labelled JSON lines.
+INJECTION_DATA ?= ../shared/data/injection/train.jsonl
+
+eval-injection: install
+	@mkdir -p var/bench
+	$(BIN)/python benchmarks/eval_injection.py --data $(INJECTION_DATA) --out var/bench/injection_eval.json $(EVAL_ARGS)
+
+train-injection: install
+	$(BIN)/python manage.py train_injection_model --data $(INJECTION_DATA)
 
 lint: install
 	$(BIN)/pip install -q -e '.[test,dev]'

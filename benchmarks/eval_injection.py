@@ -1,20 +1,22 @@
-"""Evaluate the injection scanner (SPEC P4) on the labelled corpus; prints JSON.
+"""Evaluate the injection detector (SPEC P4); prints JSON and a Markdown table (``make eval-injection``).
 
-    python benchmarks/eval_injection.py                    # dev, held-out and heldout2 figures, dev misclassifications
-    python benchmarks/eval_injection.py --reveal-heldout   # also list held-out (and heldout2) misclassifications
+    python benchmarks/eval_injection.py --data ../shared/data/injection/train.jsonl
+    python benchmarks/eval_injection.py --data PATH --record      # also rewrite the figures kept in the repo
+    python benchmarks/eval_injection.py --data PATH --sources rebuff,gsm8k   # hold out only these
 
-"Detected" means blocked (score >= 60 or a family that blocks alone). "Flagged" means any family matched,
-blocked or not. Every attack carries ``expect``: SPEC P4 scores system-prompt extraction and termination
-manipulation 30 each and does not block either alone, so an attack that is *only* that is expected to be flagged;
-every other attack is expected to be blocked.
+The headline is **leave-one-source-out**: for each source of the data (and the project's own corpus,
+``memdesk``), the classifier is trained and its thresholds calibrated on every other source, then the held-out
+source is scanned, as a collection the detector never saw would be. The rules are the same in every fold (they
+are not trained). Reported per held-out source and per attack kind: blocked (the verdict), suspicious (the
+quarantine band), and what the rules and the classifier block alone; and the benign false positives per source
+and per group (chat turns, documents, code, instructions, facts, hard negatives: security discussion and
+benign text full of trigger words).
 
-Goals: >= 90 % of block-expected attacks blocked, >= 90 % of flag-expected attacks flagged, <= 1 % of benign chat
-turns blocked. The plain "all attacks blocked" rate is reported too. The rules are tuned on the dev split only;
-held-out misclassifications stay hidden unless asked for, so they are not tuned against.
+Beside it, the shipped model (trained on everything) on the project's own held-out splits (``heldout``,
+``heldout2``), which no model or rule was tuned on. ``--record`` writes the figures to
+``memory/engine/injection/model/evaluation.json`` (the README table and the benchmark report read them).
 
-Splits: ``dev`` (tuned on), ``heldout`` (the first held-out split, about 25 % of the seed groups) and ``heldout2``
-(fresh text written and frozen before the second tuning round; see tests/data/injection_corpus/build.py).
-``summary`` repeats the headline figures and corpus sizes of every split.
+The package is loaded by path, without Django.
 """
 
 from __future__ import annotations
@@ -23,34 +25,27 @@ import argparse
 import importlib.util
 import json
 import sys
-from collections import defaultdict
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "memory" / "engine" / "injection"
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "injection" / "train.jsonl"
 CORPUS = REPO / "tests" / "data" / "injection_corpus" / "corpus.jsonl"
+RECORD = PACKAGE / "model" / "evaluation.json"
 GOAL_DETECTION = 0.90
-GOAL_CHAT_FP = 0.01
-SPLITS = ("dev", "heldout", "heldout2", "all")
-SUMMARY_KEYS = (
-    "attacks",
-    "attacks_expected_blocked",
-    "attacks_expected_flagged",
-    "benign",
-    "benign_chat",
-    "detection_rate",
-    "flag_rate_flag_expected",
-    "false_positive_rate_chat",
-    "false_positive_rate",
-    "goals_met",
-)
+GOAL_FP = 0.01
 
 
-def load_scanner() -> ModuleType:
-    """Import memory/engine/injection.py by path: it is standard-library only, so no Django set-up."""
-    path = REPO / "memory" / "engine" / "injection.py"
-    spec = importlib.util.spec_from_file_location("memdesk_injection", path)
+def load_package() -> ModuleType:
+    """``memory/engine/injection`` as the top-level package ``memdesk_injection`` (no Django set-up)."""
+    if "memdesk_injection" in sys.modules:
+        return sys.modules["memdesk_injection"]
+    spec = importlib.util.spec_from_file_location(
+        "memdesk_injection", PACKAGE / "__init__.py", submodule_search_locations=[str(PACKAGE)]
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -62,100 +57,115 @@ def load_corpus(path: Path = CORPUS) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _rate(hits: int, total: int) -> float | None:
-    return round(hits / total, 4) if total else None
+def own_heldout(pkg: ModuleType) -> dict[str, Any]:
+    """The shipped model and the rules alone on the own corpus's held-out splits."""
+    scan = importlib.import_module(f"{pkg.__name__}.scan")
+    out: dict[str, Any] = {}
+    for split in ("heldout", "heldout2"):
+        items = [i for i in load_corpus() if i["split"] == split]
+        report: dict[str, Any] = {}
+        for name, fn in (("rules", scan.scan_rules), ("rules+classifier", scan.scan_text)):
+            res = [(i, fn(i["text"])) for i in items]
+            attacks = [r for i, r in res if i["label"] == "attack"]
+            benign = [(i, r) for i, r in res if i["label"] == "benign"]
+            chat = [r for i, r in benign if i.get("conversational")]
+            report[name] = {
+                "attacks": len(attacks),
+                "blocked": round(sum(r.blocked for r in attacks) / len(attacks), 4),
+                "blocked_or_suspicious": round(
+                    sum(r.blocked or r.suspicious for r in attacks) / len(attacks), 4
+                ),
+                "benign": len(benign),
+                "benign_blocked": round(sum(r.blocked for _i, r in benign) / len(benign), 4),
+                "benign_suspicious": round(sum(r.suspicious for _i, r in benign) / len(benign), 4),
+                "chat_blocked": round(sum(r.blocked for r in chat) / len(chat), 4),
+            }
+        out[split] = report
+    return out
 
 
-def _bucket(rows: list[tuple[dict[str, Any], Any]], key: str) -> dict[str, dict[str, Any]]:
-    groups: dict[str, list[tuple[dict[str, Any], Any]]] = defaultdict(list)
-    for item, res in rows:
-        groups[str(item.get(key))].append((item, res))
-    return {
-        name: {"n": len(g), "blocked": _rate(sum(r.blocked for _, r in g), len(g))}
-        for name, g in sorted(groups.items())
-    }
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f} %"
 
 
-def evaluate(items: list[dict[str, Any]], scan: Any) -> dict[str, Any]:
-    rows = [(item, scan(item["text"])) for item in items]
-    attacks = [(i, r) for i, r in rows if i["label"] == "attack"]
-    benign = [(i, r) for i, r in rows if i["label"] == "benign"]
-    chat = [(i, r) for i, r in benign if i.get("conversational")]
-    blocked_attacks = sum(r.blocked for _, r in attacks)
-    to_block = [(i, r) for i, r in attacks if i.get("expect", "block") == "block"]
-    to_flag = [(i, r) for i, r in attacks if i.get("expect") == "flag"]
-    blocked_to_block = sum(r.blocked for _, r in to_block)
-    flagged_to_flag = sum(bool(r.rules) for _, r in to_flag)
-    blocked_benign = sum(r.blocked for _, r in benign)
-    blocked_chat = sum(r.blocked for _, r in chat)
-    return {
-        "attacks": len(attacks),
-        "attacks_expected_blocked": len(to_block),
-        "attacks_expected_flagged": len(to_flag),
-        "benign": len(benign),
-        "benign_chat": len(chat),
-        "detection_rate": _rate(blocked_to_block, len(to_block)),
-        "flag_rate_flag_expected": _rate(flagged_to_flag, len(to_flag)),
-        "blocked_rate_all_attacks": _rate(blocked_attacks, len(attacks)),
-        "attack_flagged_rate": _rate(sum(bool(r.rules) for _, r in attacks), len(attacks)),
-        "false_positive_rate": _rate(blocked_benign, len(benign)),
-        "false_positive_rate_chat": _rate(blocked_chat, len(chat)),
-        "benign_flagged_rate": _rate(sum(bool(r.rules) for _, r in benign), len(benign)),
-        "benign_chat_flagged_rate": _rate(sum(bool(r.rules) for _, r in chat), len(chat)),
-        "goals_met": {
-            "block_expected_blocked>=0.90": bool(to_block)
-            and blocked_to_block / len(to_block) >= GOAL_DETECTION,
-            "flag_expected_flagged>=0.90": not to_flag or flagged_to_flag / len(to_flag) >= GOAL_DETECTION,
-            "chat_fp<=0.01": bool(chat) and blocked_chat / len(chat) <= GOAL_CHAT_FP,
-            "all_attacks_blocked>=0.90 (literal)": bool(attacks)
-            and blocked_attacks / len(attacks) >= GOAL_DETECTION,
-        },
-        "attacks_by_family": _bucket(attacks, "family"),
-        "attacks_by_lang": _bucket(attacks, "lang"),
-        "attacks_by_variant": _bucket(attacks, "variant"),
-        "benign_by_category": _bucket(benign, "category"),
-        "benign_by_lang": _bucket(benign, "lang"),
-        "_rows": rows,
-    }
-
-
-def _miss(item: dict[str, Any], res: Any) -> dict[str, Any]:
-    return {
-        "id": item["id"],
-        "family": item.get("family") or item.get("category"),
-        "lang": item["lang"],
-        "score": res.score,
-        "rules": res.rules,
-        "text": item["text"][:200],
-    }
+def markdown(loso: dict[str, Any]) -> str:
+    """The README table: held-out attack sources, attack kinds, benign groups."""
+    lines = [
+        "| held-out source (attacks) | n | blocked | + suspicious | rules alone | classifier alone |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for source, r in loso["attacks_by_source"].items():
+        lines.append(
+            f"| {source} | {r['n']} | {pct(r['blocked'])} | {pct(r['blocked'] + r['suspicious'])} "
+            f"| {pct(r['rules_blocked'])} | {pct(r['classifier_blocked'])} |"
+        )
+    m, a = loso["attacks_macro_by_source"], loso["attacks"]
+    lines.append(
+        f"| **mean over public sources** | | **{pct(m['blocked'])}** | {pct(m['blocked'] + m['suspicious'])} "
+        f"| {pct(m['rules_blocked'])} | {pct(m['classifier_blocked'])} |"
+    )
+    lines.append(
+        f"| all public attacks | {a['n']} | {pct(a['blocked'])} | {pct(a['blocked'] + a['suspicious'])} "
+        f"| {pct(a['rules_blocked'])} | {pct(a['classifier_blocked'])} |"
+    )
+    lines += ["", "| attack kind (held out by source) | n | blocked | + suspicious |", "|---|---:|---:|---:|"]
+    for kind, r in loso["attacks_by_kind"].items():
+        lines.append(f"| {kind} | {r['n']} | {pct(r['blocked'])} | {pct(r['blocked'] + r['suspicious'])} |")
+    lines += ["", "| benign, held out by source | n | blocked | suspicious |", "|---|---:|---:|---:|"]
+    for group, r in loso["benign_by_group"].items():
+        if r["n"]:
+            lines.append(
+                f"| {group.replace('_', ' ')} | {r['n']} | {pct(r['blocked'])} | {pct(r['suspicious'])} |"
+            )
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", type=Path, default=CORPUS)
-    ap.add_argument("--reveal-heldout", action="store_true", help="list held-out misclassifications too")
+    ap.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help="labelled JSON lines (the shared train.jsonl)"
+    )
+    ap.add_argument("--sources", help="comma-separated sources to hold out (default: every source)")
+    ap.add_argument("--out", type=Path, help="also write the JSON report here")
+    ap.add_argument("--record", action="store_true", help=f"write the figures to {RECORD.relative_to(REPO)}")
     args = ap.parse_args(argv)
+    if not args.data.is_file():
+        print(f"no training data at {args.data} (pass --data PATH)", file=sys.stderr)
+        return 2
 
-    scanner = load_scanner()
-    items = load_corpus(args.corpus)
-    report: dict[str, Any] = {
-        "ruleset": scanner.RULESET_VERSION,
-        "corpus": str(args.corpus.relative_to(REPO)),
+    started = time.perf_counter()
+    pkg = load_package()
+    training = importlib.import_module(f"{pkg.__name__}.training")
+    classifier = importlib.import_module(f"{pkg.__name__}.classifier")
+    rows = training.read_rows(args.data) + training.own_rows()
+    config = training.TrainConfig.from_manifest(classifier.current().manifest)
+    print(f"rules over {len(rows)} rows ...", file=sys.stderr, flush=True)
+    rules = training.rule_verdicts(rows)
+    sources = args.sources.split(",") if args.sources else None
+    print("leave-one-source-out ...", file=sys.stderr, flush=True)
+    outcomes = training.leave_one_source_out(rows, config, rules, sources)
+    loso = training.summarise(rows, outcomes)
+    report = {
+        "figure": "injection_detection",
+        "protocol": "leave-one-source-out: train and calibrate on every other source, scan the held-out one",
+        "data": [training.file_record(args.data, rows[: len(rows) - len(training.own_rows())])],
+        "model_parameters": config.to_json(),
+        "goals": {"blocked": GOAL_DETECTION, "benign_blocked_chat_documents": GOAL_FP},
+        "leave_one_source_out": loso,
+        "shipped_model_on_own_heldout": own_heldout(pkg),
+        "seconds": round(time.perf_counter() - started, 1),
     }
-    for split in SPLITS:
-        subset = [i for i in items if split == "all" or i["split"] == split]
-        result = evaluate(subset, scanner.scan_injection)
-        rows = result.pop("_rows")
-        if split == "dev" or (split.startswith("heldout") and args.reveal_heldout):
-            result["missed_attacks"] = [
-                _miss(i, r)
-                for i, r in rows
-                if i["label"] == "attack" and (not r.rules if i.get("expect") == "flag" else not r.blocked)
-            ]
-            result["false_positives"] = [_miss(i, r) for i, r in rows if i["label"] == "benign" and r.blocked]
-        report[split] = result
-    report["summary"] = {split: {key: report[split][key] for key in SUMMARY_KEYS} for split in SPLITS}
-    print(json.dumps(report, ensure_ascii=False, indent=2))
+    text = json.dumps(report, indent=2, ensure_ascii=False)
+    print(text)
+    print("\n" + markdown(loso), file=sys.stderr)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n", encoding="utf-8")
+    if args.record:
+        if sources is not None:
+            print("--record needs every source held out (no --sources)", file=sys.stderr)
+            return 2
+        RECORD.write_text(text + "\n", encoding="utf-8")
     return 0
 
 

@@ -11,7 +11,9 @@ graph on vs off at 10k, 100k and 1M triples), the dream run figures (``bench_dre
 over an agent of 100k rows with 10 % planted conflicts, time per phase, peak memory, the judge's precision and
 recall), the discovery figures (``bench_discovery``: edges + Leiden + discovery at 10k, 100k and 1M facts, Leiden
 vs Louvain, the inbox page), the MCP figures (``bench_mcp``) and the review queue page with 10k pending items
-(``bench_review_page``) run last on the same file.
+(``bench_review_page``) run last on the same file; the injection-scan figures (``bench_injection``: latency per
+KB, rules alone as the baseline, the bad-input budget, and the recorded leave-one-source-out detection) need no
+database.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_discovery  # noqa: E402
 import bench_dream  # noqa: E402
 import bench_graph  # noqa: E402
+import bench_injection  # noqa: E402
 import bench_mcp  # noqa: E402
 import bench_review_page  # noqa: E402
 import bench_search  # noqa: E402
@@ -75,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         type=lambda s: [int(x) for x in s.split(",")],
         help="facts of the discovery agents (default 10000,100000,1000000; --quick: 10000)",
     )
+    ap.add_argument("--skip-injection", action="store_true", help="skip the injection-scan figures")
     ap.add_argument(
         "--graph-sizes",
         type=lambda s: [int(x) for x in s.split(",")],
@@ -130,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
             found = bench_discovery.measure(sizes=sizes_d, db=db)
             results += found
             print(table(found), flush=True)
+        if not args.skip_injection:
+            print("\n== injection scan (rules alone vs rules + classifier)", flush=True)
+            injection = bench_injection.results(quick=args.quick)
+            results += injection
+            print(table(injection), flush=True)
         if not args.skip_mcp:
             print("\n== MCP over streamable HTTP (agent bench-mcp, same database)", flush=True)
             mcp = bench_mcp.measure(engine_db=db)

@@ -203,3 +203,60 @@ def registry_path() -> Path | None:
     """The deployment's predicate registry file from ``[registry] path`` (relative to the config file), or
     None: the shipped registry alone."""
     return _cached("registry", _path(), _build_registry)
+
+
+@dataclass(frozen=True)
+class InjectionSettings:
+    """``[injection]`` (SPEC P4): the classifier's thresholds. None means the shipped model's calibrated value
+    (block: <= 0.5 % of benign texts; review: the suspicious band below it). The scan itself has no switch."""
+
+    block_threshold: float | None = None
+    review_threshold: float | None = None
+
+
+_injection_cache: dict[str, tuple[float, InjectionSettings]] = {}
+
+
+def _probability(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0.0 < value <= 1.0
+
+
+def injection_settings() -> InjectionSettings:
+    """The ``[injection]`` section. Missing or malformed values fall back to the model's calibrated thresholds
+    with one warning; a review threshold above the block threshold is lowered to it. Re-read when the file
+    changes."""
+    path = _path()
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        mtime = -1.0
+    cached = _injection_cache.get(str(path))
+    if cached and cached[0] == mtime:
+        return cached[1]
+    data = _read(path) if mtime >= 0 else None
+    section = (data or {}).get("injection", {})
+    if not isinstance(section, dict):
+        _warn_once(
+            f"{path}:injection", f"memdesk config {path}: [injection] is not a table; using the defaults"
+        )
+        section = {}
+    values: dict[str, float] = {}
+    for name in ("block_threshold", "review_threshold"):
+        if name not in section:
+            continue
+        if _probability(section[name]):
+            values[name] = float(section[name])
+        else:
+            _warn_once(
+                f"{path}:injection.{name}",
+                f"memdesk config {path}: injection.{name} = {section[name]!r} is not a probability in (0, 1]; "
+                "using the model's calibrated value",
+            )
+    unknown = sorted(set(section) - {"block_threshold", "review_threshold"})
+    if unknown:
+        _warn_once(
+            f"{path}:injection.unknown", f"memdesk config {path}: unknown injection keys {unknown} ignored"
+        )
+    result = InjectionSettings(**values)
+    _injection_cache[str(path)] = (mtime, result)
+    return result

@@ -25,10 +25,10 @@ def test_the_demo_yields_each_kind_with_meaningful_evidence(guard_defaults, monk
         ev = item.evidence
         assert ev["facts"] and {f["id"] for f in ev["facts"]} <= ids
         assert ev["labels"][0] in item.explanation and ev["labels"][1] in item.explanation
-    (bridge,) = [i for i in items if {i.entity_a, i.entity_b} == {"aiko tanaka", "osaka office"}]
+    (bridge,) = [i for i in items if {i.entity_a, i.entity_b} == {"haruka ueda", "osaka office"}]
     assert bridge.kind == "cross_community"
     assert bridge.explanation.startswith(
-        "Aiko Tanaka and Osaka office share 4 neighbours and appear together in 4 sessions, but no fact links them"
+        "Haruka Ueda and Osaka office share 4 neighbours and appear together in 4 sessions, but no fact links them"
     )
     assert len(engine.communities(agent_id=d.SUPPORT_BOT)) >= 3
     before = DiscoveryItem.objects.count()

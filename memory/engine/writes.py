@@ -13,7 +13,7 @@ from memory.models import Memory
 
 from . import common as c
 from . import rawsql
-from .guard import guarded_write, scan_or_drop
+from .guard import guarded_write, hold_fact, scan_write
 from .provenance import check_origin, effective_trust
 from .temporal import check_fact, write_fact
 from .types import InvalidArgument, InvalidTime, StoreResult
@@ -50,8 +50,8 @@ def store(
     if metadata is not None and not isinstance(metadata, dict):
         raise InvalidArgument("metadata must be an object", field="metadata")
     trust, _ = effective_trust(agent_id=agent_id, origin=origin, requested=origin_trust)
-    if protect:  # agent-facing: the injection scan may drop it (SPEC P4)
-        dropped = scan_or_drop(
+    if protect:  # agent-facing: the injection scan may drop it or hold it for a person (SPEC P4)
+        scan = scan_write(
             agent_id=agent_id,
             actor=actor,
             content=content,
@@ -60,8 +60,8 @@ def store(
             obj=None,
             origin=origin,
         )
-        if dropped is not None:
-            return dropped
+        if scan.dropped is not None:
+            return scan.dropped
     t = c.now()
     until = c.parse_time(valid_until, field="valid_until")
     if until is not None and until <= t:
@@ -139,7 +139,7 @@ def store_temporal(
         tags=tags,
     )
     if protect:
-        dropped = scan_or_drop(
+        scan = scan_write(
             agent_id=fact.agent_id,
             actor=actor,
             content=fact.content,
@@ -148,6 +148,8 @@ def store_temporal(
             obj=fact.object,
             origin=fact.origin,
         )
-        if dropped is not None:
-            return dropped
+        if scan.dropped is not None:
+            return scan.dropped
+        if scan.hold is not None:
+            return hold_fact(fact, injection=scan.hold)
     return guarded_write(fact) if protect else write_fact(fact)

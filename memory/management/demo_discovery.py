@@ -1,7 +1,7 @@
 """The demo's discovery story (``seed_demo``): people and offices of the support bot whose facts never say how
 some of them connect, so that a discovery run finds one item of each kind with evidence a person can follow.
 
-Aiko Tanaka leads the Tokyo team; the four people of the Osaka office all met her in four visits (one session
+Haruka Ueda leads the Tokyo team; the four people of the Osaka office all met her in four visits (one session
 each) but no fact links her to the Osaka office: a bridge between the Tokyo and Osaka communities. The Berlin
 team works alone, except that Hugo knows Emi (Osaka).
 """
@@ -22,11 +22,11 @@ def _slug(name: str) -> str:
 def discovery_story() -> list[Fact]:
     """The facts, in the order the engine learns them (world times in days before the seeding day)."""
     facts = [
-        Fact("disc-aiko-tokyo", "Aiko Tanaka", "works_at", "Tokyo HQ",
-             "Aiko Tanaka leads the support team at Tokyo HQ.", 40, "import", tags=("people",),
+        Fact("disc-haruka-tokyo", "Haruka Ueda", "works_at", "Tokyo HQ",
+             "Haruka Ueda leads the support team at Tokyo HQ.", 40, "import", tags=("people",),
              session="demo-tokyo-standup"),
-        Fact("disc-aiko-slack", "Aiko Tanaka", "uses_tool", "Slack",
-             "Aiko Tanaka runs the Tokyo stand-ups in Slack.", 40, "user_direct", tags=("people",),
+        Fact("disc-haruka-slack", "Haruka Ueda", "uses_tool", "Slack",
+             "Haruka Ueda runs the Tokyo stand-ups in Slack.", 40, "user_direct", tags=("people",),
              session="demo-tokyo-standup"),
     ]  # fmt: skip
     for k, who in enumerate(TOKYO):
@@ -36,19 +36,19 @@ def discovery_story() -> list[Fact]:
                  tags=("people",), session=session),
             Fact(f"disc-{s}-slack", who, "uses_tool", "Slack", f"{who} is on the Tokyo Slack.", 38 - k,
                  "user_direct", tags=("people",), session=session),
-            Fact(f"disc-{s}-reports", who, "reports_to", "Aiko Tanaka", f"{who} reports to Aiko Tanaka.", 37 - k,
+            Fact(f"disc-{s}-reports", who, "reports_to", "Haruka Ueda", f"{who} reports to Haruka Ueda.", 37 - k,
                  "import", tags=("people",), session=session),
         ]  # fmt: skip
     for k, who in enumerate(OSAKA):
         s, visit = _slug(who), f"demo-osaka-visit-{k}"
         facts += [
             Fact(f"disc-{s}-works", who, "works_at", "Osaka office",
-                 f"{who} works at the Osaka office (met during Aiko's visit).", 30 - k, "user_direct",
+                 f"{who} works at the Osaka office (met during Haruka's visit).", 30 - k, "user_direct",
                  tags=("people",), session=visit),
-            Fact(f"disc-{s}-knows", who, "knows", "Aiko Tanaka",
-                 f"{who} knows Aiko Tanaka from her visit to Osaka.", 30 - k, "user_direct", tags=("people",),
+            Fact(f"disc-{s}-knows", who, "knows", "Haruka Ueda",
+                 f"{who} knows Haruka Ueda from her visit to Osaka.", 30 - k, "user_direct", tags=("people",),
                  session=visit),
-            Fact(f"disc-{s}-tool", who, "uses_tool", "Zendesk", f"{who} answers tickets in Zendesk.", 29,
+            Fact(f"disc-{s}-tool", who, "uses_tool", "Freshdesk", f"{who} answers tickets in Freshdesk.", 29,
                  "import", tags=("people",), session="demo-osaka-standup"),
             Fact(f"disc-{s}-city", who, "located_in", "Osaka", f"{who} is based in Osaka.", 29, "import",
                  tags=("people",), session="demo-osaka-standup"),

@@ -45,8 +45,8 @@ from .approvals import (
 )
 from .burst import check_burst
 from .outbox import emit, outbox_attempted
-from .protected import guarded_write, store_facts_protected
-from .scan import scan_or_drop
+from .protected import guarded_write, hold_fact, store_facts_protected
+from .scan import ScanDecision, hold_reason, scan_write
 from .sweep import sweep
 from .undo import MAX_BULK, BulkOutcome, quarantine_bulk, quarantine_undo
 
@@ -75,7 +75,10 @@ __all__ = [
     "quarantine_reject",
     "quarantine_release",
     "quarantine_undo",
-    "scan_or_drop",
+    "ScanDecision",
+    "hold_fact",
+    "hold_reason",
+    "scan_write",
     "store_facts_protected",
     "sweep",
 ]

@@ -53,7 +53,10 @@ def open_request(
     snippet: str,
     reason: str,
     t: datetime,
+    extra: dict[str, Any] | None = None,
 ) -> ApprovalRequest:
+    """Open the batch of (agent, origin, subject), or add to the one pending. ``extra`` goes into the payload
+    (e.g. the injection scan's verdict of a held write)."""
     pending = (
         ApprovalRequest.objects.filter(
             agent_id=agent_id,
@@ -70,6 +73,7 @@ def open_request(
         payload["ids"] = list(dict.fromkeys([*payload.get("ids", []), *memory_ids]))
         payload["write_ids"] = sorted(set(payload.get("write_ids", [])) | set(write_ids))
         payload["reason"] = reason or payload.get("reason", "")
+        payload.update(extra or {})
         ApprovalRequest.objects.filter(id=pending.id).update(payload=payload)
         pending.payload = payload
         return pending
@@ -86,6 +90,7 @@ def open_request(
             "write_ids": sorted(set(write_ids)),
             "snippet": snippet,
             "reason": reason,
+            **(extra or {}),
         },
         created_at=t,
         expires_at=t + ttl,

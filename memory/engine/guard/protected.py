@@ -13,7 +13,7 @@ from ..temporal import FactInput, apply_fact, check_fact, rederive_key
 from ..types import EngineError, InvalidArgument, StoreResult
 from .approvals import open_request
 from .burst import GuardDecision, check_burst, record_hits
-from .scan import scan_or_drop
+from .scan import hold_reason, scan_write
 
 MAX_PROTECTED_FACTS = 20
 
@@ -174,7 +174,7 @@ def store_facts_protected(
         if _is_current(parsed):  # already believed as is: a reaffirmation, not news for the burst guard
             results[i] = apply_fact(parsed)
             continue
-        dropped = scan_or_drop(
+        scan = scan_write(
             agent_id=agent_id,
             actor=actor,
             content=parsed.content,
@@ -183,8 +183,11 @@ def store_facts_protected(
             obj=parsed.object,
             origin=parsed.origin,
         )
-        if dropped is not None:
-            results[i] = dropped
+        if scan.dropped is not None:
+            results[i] = scan.dropped
+            continue
+        if scan.hold is not None:
+            results[i] = hold_fact(parsed, injection=scan.hold)
             continue
         accepted.setdefault(parsed.subject, []).append((i, parsed))
     t = c.now()
@@ -217,3 +220,30 @@ def store_facts_protected(
         for i, r in written:
             results[i] = r
     return [r if r is not None else StoreResult(None, "dropped", reason="internal") for r in results]
+
+
+@c.write_transaction
+def hold_fact(fact: FactInput, *, injection: dict[str, Any]) -> StoreResult:
+    """A write the scan found suspicious (SPEC P4): stored inert and put before a reviewer (reason
+    ``possible_injection``, the scan's verdict in the approval's payload); reads are unchanged meanwhile."""
+    from ..injection import QUARANTINE_REASON
+
+    t = c.now()
+    result = apply_fact(fact, quarantine=True, t=t)
+    request = open_request(
+        agent_id=fact.agent_id,
+        origin=fact.origin,
+        subject=fact.subject,
+        memory_ids=[result.id] if result.id else [],
+        write_ids=[result.write_id] if result.write_id else [],
+        snippet=fact.content[:200],
+        reason=QUARANTINE_REASON,
+        t=t,
+        extra={"injection": injection},
+    )
+    return StoreResult(
+        result.id,
+        "quarantined",
+        reason=f"approval {request.id}: {hold_reason(injection)}",
+        write_id=result.write_id,
+    )

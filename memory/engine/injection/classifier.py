@@ -1,0 +1,148 @@
+"""The trained classifier shipped with the project (SPEC P4): a linear model over hashed n-grams.
+
+``model/`` holds ``weights.npy`` (one int8 weight per hashed feature) and ``manifest.json`` (the weights'
+sha256, scale and bias, the feature configuration, the calibrated thresholds and what the model was trained
+on). Loading needs no network and verifies the checksum; a missing, corrupted or inconsistent model makes
+:func:`current` raise :class:`ModelUnavailable` (logged once), and the scan then fails closed.
+
+The probability of a text is the largest over its windows (``features.windows``): an instruction planted in a
+long document scores as it would alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import math
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .features import FeatureConfig, HashedText, windows
+
+log = logging.getLogger("memdesk.injection")
+
+MODEL_DIR = Path(__file__).with_name("model")
+WEIGHTS_FILE = "weights.npy"
+MANIFEST_FILE = "manifest.json"
+MANIFEST_FORMAT = 1
+
+
+class ModelUnavailable(RuntimeError):
+    """The classifier cannot be used (missing, corrupted or inconsistent model files)."""
+
+
+@dataclass(frozen=True)
+class Model:
+    weights: np.ndarray  # float32, one per hashed feature
+    bias: float
+    features: FeatureConfig
+    block_threshold: float
+    review_threshold: float
+    sha256: str  # of the weights file
+    manifest: dict[str, Any]
+
+    @property
+    def version(self) -> str:
+        return self.sha256[:12]
+
+    def logit(self, idx: np.ndarray, values: np.ndarray) -> float:
+        return float(np.dot(self.weights[idx], values)) + self.bias
+
+    def probability(self, view: str) -> float:
+        """P(attack) for a normalised text view: the largest over its windows."""
+        hashed = HashedText(view, self.features)
+        best = max(self.logit(*hashed.features(lo, hi)) for lo, hi in windows(len(view), self.features))
+        return _sigmoid(best)
+
+
+def _sigmoid(z: float) -> float:
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+def weights_bytes(q: np.ndarray) -> bytes:
+    """The weights file's bytes (``np.save`` of an int8 vector: deterministic)."""
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(q, dtype=np.int8), allow_pickle=False)
+    return buf.getvalue()
+
+
+def _threshold(manifest: dict[str, Any], key: str) -> float:
+    value = manifest.get("thresholds", {}).get(key)
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0.0 < value < 1.0:
+        raise ModelUnavailable(f"manifest threshold {key!r} is missing or out of range")
+    return float(value)
+
+
+def load(directory: Path = MODEL_DIR) -> Model:
+    """Read and verify the model in ``directory``; :class:`ModelUnavailable` says what is wrong."""
+    try:
+        manifest = json.loads((directory / MANIFEST_FILE).read_text(encoding="utf-8"))
+        data = (directory / WEIGHTS_FILE).read_bytes()
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelUnavailable(f"cannot read the injection model in {directory}: {exc}") from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        raise ModelUnavailable("injection model manifest has an unknown format")
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != manifest.get("weights_sha256"):
+        raise ModelUnavailable(f"injection model checksum mismatch ({digest[:12]} is not the manifest's)")
+    try:
+        config = FeatureConfig.from_json(manifest["features"])
+        q = np.load(io.BytesIO(data), allow_pickle=False)
+        scale = float(manifest["scale"])
+        bias = float(manifest["bias"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelUnavailable(f"injection model is malformed: {exc}") from exc
+    if q.dtype != np.int8 or q.shape != (config.n_features,) or not (scale > 0 and math.isfinite(bias)):
+        raise ModelUnavailable("injection model weights do not match the manifest")
+    block = _threshold(manifest, "block")
+    review = _threshold(manifest, "review")
+    if review > block:
+        raise ModelUnavailable("injection model review threshold is above its block threshold")
+    return Model(
+        weights=q.astype(np.float32) * np.float32(scale),
+        bias=bias,
+        features=config,
+        block_threshold=block,
+        review_threshold=review,
+        sha256=digest,
+        manifest=manifest,
+    )
+
+
+_lock = threading.Lock()
+_cached: dict[Path, Model | ModelUnavailable] = {}
+
+
+def current(directory: Path | None = None) -> Model:
+    """The shipped model, loaded once per process; raises :class:`ModelUnavailable` (logged once) when it
+    cannot be used."""
+    key = directory or MODEL_DIR
+    found = _cached.get(key)
+    if found is None:
+        with _lock:
+            found = _cached.get(key)
+            if found is None:
+                try:
+                    found = load(key)
+                except ModelUnavailable as exc:
+                    log.error("injection classifier unavailable, writes will be quarantined: %s", exc)
+                    found = exc
+                _cached[key] = found
+    if isinstance(found, ModelUnavailable):
+        raise found
+    return found
+
+
+def reset() -> None:
+    """Forget the loaded model (tests; after retraining in the same process)."""
+    with _lock:
+        _cached.clear()

@@ -1,0 +1,137 @@
+"""Running the registered detectors over a view: intent detectors over the view (in windows when it is long),
+clause detectors over each clause that holds one of their words."""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from . import clause as _clause_detectors  # noqa: F401 (registers the clause detectors)
+from . import intent as _intent_detectors  # noqa: F401 (registers the intent detectors)
+from .clause import EnClause, _has
+from .intent import ViewText
+from .lexicon import (
+    _CLAUSE,
+    _L_ANY,
+    _LEX_TOKEN,
+    _P_AFTER_END,
+    _P_END_OF,
+    _Z_AFTER_END,
+    _Z_DEST,
+    _Z_END,
+    _Z_END_SUBJ,
+    _Z_FREE,
+    _Z_OBJ,
+    _Z_SECRET,
+    _Z_SELF_PROMPT,
+    _Z_STOP,
+)
+from .matcher import _SNIPPET, _Found
+from .normalise import _trie_regex
+from .registry import FAMILY, REGISTRY
+
+_L_ANY_RE = re.compile(r"\b(?:" + _trie_regex(_L_ANY) + r")\b")
+_Z_ANY_RE = re.compile(
+    _trie_regex({*_Z_OBJ, *_Z_FREE, *_Z_DEST, *_Z_SECRET, *_Z_SELF_PROMPT, *_Z_END, *_Z_STOP})
+)
+
+
+def _clause_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the pieces ``_CLAUSE.split(text)`` returns."""
+    spans, prev = [], 0
+    for m in _CLAUSE.finditer(text):
+        spans.append((prev, m.start()))
+        prev = m.end()
+    spans.append((prev, len(text)))
+    return spans
+
+
+def _any_between(positions: list[int], lo: int, hi: int) -> bool:
+    i = bisect.bisect_left(positions, lo)
+    return i < len(positions) and positions[i] < hi
+
+
+_GENERAL_FAMILIES = frozenset(
+    {"instruction_override", "role_hijack", "tool_abuse", "data_exfiltration", "termination_manipulation"}
+)
+_LEX_FAMILIES = _GENERAL_FAMILIES | {"system_prompt_extraction"}
+_GENERAL_WHOLE = 600  # views up to this long get the intent patterns in one piece
+_GENERAL_CHUNK = 400  # longer ones in clause-aligned pieces of about this size, with a clause either side
+
+
+def _general_windows(spans: list[tuple[int, int]], length: int) -> list[tuple[int, int]]:
+    """Where the intent patterns run: the whole view when it is short; otherwise runs of clauses of about
+    ``_GENERAL_CHUNK`` characters, each widened by one clause before and after (an order and its target sit in
+    neighbouring clauses), so the word gates stay local and a long page costs in proportion to its suspicious
+    parts."""
+    if length <= _GENERAL_WHOLE:
+        return [(0, length)]
+    windows: list[tuple[int, int]] = []
+    i, n = 0, len(spans)
+    while i < n:
+        j = i
+        while j + 1 < n and spans[j + 1][1] - spans[i][0] <= _GENERAL_CHUNK:
+            j += 1
+        windows.append((spans[max(0, i - 1)][0], spans[min(n - 1, j + 1)][1]))
+        i = j + 1
+    return windows
+
+
+def _run_view(piece: str) -> list[str]:
+    v = ViewText(piece)
+    return [rule_id for d in REGISTRY["view"] if (rule_id := d.fn(v)) is not None]
+
+
+def _run_en(clause: str, relaxed: bool) -> list[str]:
+    c = EnClause(clause, relaxed)
+    if len(c.tokens) < 3 or _L_ANY.isdisjoint(c.words):
+        return []
+    return [rule_id for d in REGISTRY["en"] if (rule_id := d.fn(c)) is not None]
+
+
+def _run_zh(clause: str) -> list[str]:
+    return [rule_id for d in REGISTRY["zh"] if (rule_id := d.fn(clause)) is not None]
+
+
+def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
+    """Every detector over one view. ``plain`` is False for text that was hidden (decoded, spaced out, ...)."""
+    spans = _clause_spans(text)
+    done: set[str] = set()  # a piece seen before in this view adds nothing (repetitive text stays cheap)
+    for lo, hi in _general_windows(spans, len(text)):
+        if found.saturated(_GENERAL_FAMILIES, plain):
+            break  # nothing more could be recorded: every family the patterns report is full
+        piece = text[lo:hi]
+        if piece in done:
+            continue
+        done.add(piece)
+        for rule_id in _run_view(piece):
+            found.add(rule_id, FAMILY[rule_id], view, piece.strip()[:_SNIPPET], plain)
+    # where the clause detectors' words occur: one pass over the view, then each clause looks its hits up
+    en_at = [m.start() for m in _L_ANY_RE.finditer(text)]
+    zh_at = [m.start() for m in _Z_ANY_RE.finditer(text)] if not text.isascii() else []
+    en, zh = bool(en_at), bool(zh_at)
+    if not (en or zh):
+        return
+    # "end of the document. everything after this is a new instruction" spans clauses: checked on the whole text
+    if en and ("end" in text or " over" in text or "finish" in text or "complete" in text):
+        tokens = _LEX_TOKEN.findall(text)
+        words, joined = set(tokens), f" {' '.join(tokens)} "
+        if _P_END_OF.in_clause(words, joined) and _P_AFTER_END.in_clause(words, joined):
+            found.add("tm.lex.end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
+    if zh and _has(text, _Z_END) and _has(text, _Z_END_SUBJ) and _has(text, _Z_AFTER_END):
+        found.add("tm.lex.zh_end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
+    seen_clauses: set[str] = set()
+    for lo, hi in spans:
+        if found.saturated(_LEX_FAMILIES, plain):
+            break
+        if hi - lo < 6:
+            continue
+        clause = text[lo:hi]
+        if clause in seen_clauses:
+            continue
+        seen_clauses.add(clause)
+        hits = _run_en(clause, not plain) if en and _any_between(en_at, lo, hi) else []
+        if zh and _any_between(zh_at, lo, hi):
+            hits += _run_zh(clause)
+        for rule_id in hits:
+            found.add(rule_id, FAMILY[rule_id], view, clause.strip(), plain)

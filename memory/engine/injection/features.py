@@ -1,0 +1,148 @@
+"""The classifier's features: hashed character n-grams and word uni- and bigrams of the normalised text view.
+
+Hashing is numpy arithmetic (character n-grams: a polynomial over code points, mixed; words: CRC-32), so the
+same text gives the same features on every machine and in every process, with no vocabulary to ship. A long
+text is scored in overlapping windows (:func:`windows`), so an instruction hidden in a long document is not
+diluted by the document around it; the n-gram hashes are computed once for the whole text.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+_P = np.uint64(1_000_003)
+_MIX = np.uint64(0xFF51AFD7ED558CCD)
+_SALT_WORD = np.uint64(0x9E3779B97F4A7C15)
+_SALT_BIGRAM = np.uint64(0x1234567)
+_S33 = np.uint64(33)
+# ASCII words, and single Chinese characters (their n-grams come from the character features)
+_TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+@dataclass(frozen=True)
+class FeatureConfig:
+    """Recorded in the model's manifest; the scan builds features exactly as the model was trained."""
+
+    hash_bits: int = 18
+    char_ngrams: tuple[int, ...] = (3, 4)
+    word_bigrams: bool = True
+    window: int = 600  # characters; longer texts are scored window by window (0: never)
+    stride: int = 300
+    max_windows: int = 48  # a longer text gets proportionally longer windows (bounded time)
+
+    @property
+    def n_features(self) -> int:
+        return 1 << self.hash_bits
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "char_ngrams": list(self.char_ngrams)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FeatureConfig:
+        values = dict(data)
+        values["char_ngrams"] = tuple(int(n) for n in values.get("char_ngrams", ()))
+        return cls(**values)
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    h = h ^ (h >> _S33)
+    h = h * _MIX
+    return h ^ (h >> _S33)
+
+
+def _token_starts(codes: np.ndarray) -> np.ndarray:
+    """Start positions of ``_TOKEN``'s matches, from the code points: a run of ASCII letters and digits starts
+    where the previous character is not one; every Chinese character is a token of its own."""
+    alnum = ((codes >= 97) & (codes <= 122)) | ((codes >= 48) & (codes <= 57))
+    cjk = ((codes >= 0x3400) & (codes <= 0x4DBF)) | ((codes >= 0x4E00) & (codes <= 0x9FFF))
+    first = alnum.copy()
+    first[1:] &= ~alnum[:-1]
+    return np.flatnonzero(first | cjk).astype(np.int64)
+
+
+class HashedText:
+    """The hashed n-grams of one view, each kind ordered by where it starts, so a window's features are
+    slices: an n-gram belongs to the window its first character is in."""
+
+    __slots__ = ("config", "length", "_parts")
+
+    def __init__(self, view: str, config: FeatureConfig) -> None:
+        self.config = config
+        self.length = len(view)
+        self._parts: list[tuple[np.ndarray, np.ndarray]] = []  # (starts, buckets), sorted by start
+        mask = np.uint64(config.n_features - 1)
+        padded = f" {view} "
+        codes = np.frombuffer(padded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
+        with np.errstate(over="ignore"):
+            # the n-gram at i hashes to n * P**n + sum(codes[i + k] * P**(n - 1 - k)); longer n-grams extend
+            # shorter ones by one character
+            grams = sorted(config.char_ngrams)
+            poly: np.ndarray | None = None
+            length = 0
+            for n in grams:
+                count = len(codes) - n + 1
+                if count <= 0:
+                    break
+                while length < n:
+                    poly = (
+                        codes[: len(codes) - length].copy()
+                        if poly is None
+                        else poly[:-1] * _P + codes[length:]
+                    )
+                    length += 1
+                assert poly is not None
+                h = np.uint64(n) * _P ** np.uint64(n) + poly
+                # n-gram i of the padded text starts at view[i - 1] (the leading pad counts as position 0)
+                starts = np.maximum(np.arange(count, dtype=np.int64) - 1, 0)
+                self._parts.append((starts, (_mix(h) & mask).astype(np.int64)))
+            tokens = _TOKEN.findall(view)
+            if tokens:
+                w_start = _token_starts(codes[1:-1])  # where each token starts (the same tokens, in order)
+                words = np.array(
+                    [zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in tokens], dtype=np.uint64
+                )
+                self._parts.append((w_start, (_mix(words + _SALT_WORD) & mask).astype(np.int64)))
+                if config.word_bigrams and len(tokens) > 1:
+                    bigrams = _mix(words[:-1] * _P + words[1:] + _SALT_BIGRAM)
+                    self._parts.append((w_start[:-1], (bigrams & mask).astype(np.int64)))
+
+    def features(self, lo: int = 0, hi: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(sorted feature indices, L2-normalised 1 + log(count) values) of the n-grams starting in
+        view[lo:hi] (all of them by default)."""
+        whole = lo <= 0 and (hi is None or hi >= self.length)
+        chunks = []
+        for starts, buckets in self._parts:
+            if whole:
+                chunks.append(buckets)
+            else:
+                a, b = np.searchsorted(starts, (lo, self.length if hi is None else hi))
+                chunks.append(buckets[a:b])
+        joined = np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
+        if joined.size == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        idx, counts = np.unique(joined, return_counts=True)
+        values = (1.0 + np.log(counts)).astype(np.float32)
+        values /= np.float32(np.sqrt(float(np.dot(values, values))))
+        return idx, values
+
+
+def windows(length: int, config: FeatureConfig) -> list[tuple[int, int]]:
+    """The windows a text of ``length`` characters is scored in: the whole text when it fits one window, else
+    windows overlapping by half, at most ``max_windows`` of them (then wider)."""
+    if config.window <= 0 or length <= config.window:
+        return [(0, length)]
+    stride = max(config.stride, -(-length // config.max_windows))
+    width = max(config.window, 2 * stride)
+    out = []
+    lo = 0
+    while True:
+        hi = min(length, lo + width)
+        out.append((lo, hi))
+        if hi >= length:
+            return out
+        lo += stride
