@@ -39,14 +39,15 @@ def test_the_linear_body_gives_the_documents_of_the_quadratic_one(on_postgres):
 
 
 def test_the_largest_subject_and_content_are_written_and_found_within_a_statement_timeout(on_postgres):
-    """512 copies of U+FDFA (18 characters each after NFKC) as the subject and ~21k CJK characters of content
-    took minutes with the quadratic body; bounded work now (a 20 s cap, about 100× what it needs)."""
+    """The longest subject U+FDFA can make (28 copies, 504 characters after NFKC; a subject has at most 512
+    once normalised) and ~21k CJK characters of content took minutes with the quadratic body; bounded work now
+    (a 20 s cap, about 100× what it needs)."""
     assert on_postgres
     content = ("我想找李老闆喝茶談一談新的計畫" * 1500)[: engine.MAX_CONTENT_BYTES // 3 - 10] + " lantern"
     with connection.cursor() as cur:
         cur.execute("SET LOCAL statement_timeout = '20s'")
     stored = engine.store_temporal(
-        agent_id=A, content=content, subject="\ufdfa" * 512, predicate="blesses", object="李老闆"
+        agent_id=A, content=content, subject="\ufdfa" * 28, predicate="blesses", object="李老闆"
     )
     hits = engine.search(agent_id=A, query="李老闆 lantern", touch=False)
     assert stored.id in [h.id for h in hits]
