@@ -56,6 +56,7 @@ from memory.mcp_registry import (
     READ_ONLY,
     WRITE,
     WRITES,
+    Tags,
     ToolFailure,
     ToolSet,
     app_tool_sets,
@@ -225,7 +226,7 @@ def _store_counted(p: engine.Principal, limit: int, **kwargs: Any) -> dict[str, 
 async def memory_store(
     ctx: Context,
     content: Annotated[str, Field(description="The memory text (at most 64 KB)")],
-    tags: Annotated[list[str] | None, Field(description="Up to 50 short tags")] = None,
+    tags: Tags = None,
     layer: Layer = "episodic",
     importance: Annotated[float, Field(ge=0, le=10, description="0–10, default 5")] = 5.0,
     ttl_days: Annotated[
@@ -338,7 +339,7 @@ async def memory_search(
     query: Annotated[str, Field(description="Plain text; never interpreted as query syntax")],
     limit: Annotated[int, Field(ge=1, le=100)] = 10,
     layer: Layer | None = None,
-    tags: Annotated[list[str] | None, Field(description="Only memories carrying all these tags")] = None,
+    tags: Tags = None,
 ) -> CallToolResult:
     """Search your current memories (full text, ranked by relevance, importance, recency and trust).
     Needs memory:read. Returns {results, total, query_id}; pass query_id to memory_feedback."""

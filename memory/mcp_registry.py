@@ -21,13 +21,14 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from asgiref.sync import sync_to_async
 from django.db import connections
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 
 from memory import engine
 from memory.contrib import app_modules
@@ -48,6 +49,13 @@ DESTRUCTIVE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
 
+
+# Tags as every tool takes them: the list's length and each tag's size are checked before anything else, so a
+# flood of tags costs a bounded amount of work (the engine's check_tags then de-duplicates and counts).
+Tags = Annotated[
+    list[Annotated[str, Field(max_length=engine.MAX_TAG_CHARS)]] | None,
+    Field(max_length=engine.MAX_RAW_TAGS, description=f"Up to {engine.MAX_TAGS} short tags"),
+]
 
 # --- errors ----------------------------------------------------------------------------------------------
 

@@ -62,6 +62,8 @@ from .injection import ScanResult, scan_fact, scan_injection
 from .provenance import CLASS_ALIASES, origin_class
 from .public import (
     MAX_CONTENT_BYTES,
+    MAX_RAW_TAGS,
+    MAX_TAG_CHARS,
     MAX_TAGS,
     audit_record,
     belief_current_q,
@@ -231,6 +233,8 @@ __all__ = [
     "TooManyIds",
     "expire_by_subject",
     "MAX_CONTENT_BYTES",
+    "MAX_RAW_TAGS",
+    "MAX_TAG_CHARS",
     "MAX_TAGS",
     "audit_record",
     "belief_current_q",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import random
 import time
 from collections.abc import Callable, Iterable
@@ -99,21 +100,36 @@ def check_number(value: Any, *, field: str, low: float, high: float) -> float:
     return float(value)
 
 
+MAX_TAG_CHARS = 100
+MAX_RAW_TAGS = 4 * MAX_TAGS  # entries looked at before de-duplication (repeats allowed, floods refused)
+
+
 def check_tags(tags: Any) -> list[str]:
+    """Trimmed, de-duplicated tags in order. Counts and sizes come first, so the work is bounded whatever the
+    caller sends: more than ``MAX_RAW_TAGS`` entries or ``MAX_TAGS`` distinct ones is refused at once."""
     if tags is None:
         return []
-    if isinstance(tags, str) or not isinstance(tags, Iterable):
+    if isinstance(tags, str | bytes | dict) or not isinstance(tags, Iterable):
         raise InvalidArgument("tags must be a list of strings", field="tags")
+    if not isinstance(tags, list | tuple):
+        tags = list(itertools.islice(tags, MAX_RAW_TAGS + 1))
+    if len(tags) > MAX_RAW_TAGS:
+        raise InvalidArgument(f"at most {MAX_TAGS} tags", field="tags", limit=MAX_TAGS)
     out: list[str] = []
+    seen: set[str] = set()
     for tag in tags:
-        if not isinstance(tag, str) or not tag.strip() or len(tag) > 100:
+        if not isinstance(tag, str) or len(tag) > MAX_TAG_CHARS or not tag.strip():
             raise InvalidArgument(
-                "each tag must be a non-empty string of at most 100 characters", field="tags"
+                f"each tag must be a non-empty string of at most {MAX_TAG_CHARS} characters", field="tags"
             )
-        if tag.strip() not in out:
-            out.append(tag.strip())
-    if len(out) > MAX_TAGS:
-        raise InvalidArgument(f"at most {MAX_TAGS} tags", field="tags")
+        if "\x00" in tag:
+            raise InvalidArgument("a tag contains a NUL character", field="tags")
+        tag = tag.strip()
+        if tag not in seen:
+            seen.add(tag)
+            out.append(tag)
+            if len(out) > MAX_TAGS:
+                raise InvalidArgument(f"at most {MAX_TAGS} tags", field="tags", limit=MAX_TAGS)
     return out
 
 
