@@ -51,3 +51,21 @@ def test_every_entry_point_takes_the_bounded_check():
         engine.store(agent_id=A, content="x", tags=many)
     with pytest.raises(engine.InvalidArgument):
         fact("s", "p", "o", tags=many)
+
+
+# --- item 3: a row's full-text document is capped once normalised (both backends) ---------------------------
+
+
+def test_the_document_is_cut_once_normalised_and_plain_text_never_is():
+    from memory.engine import text
+
+    lengthening = "\ufdfa" * 21_000  # 63 KB typed, 378,000 characters once normalised
+    far = engine.store(agent_id=A, content=lengthening + " zebra").id
+    near = engine.store(agent_id=A, content="zebra " + lengthening).id
+    assert [h.id for h in engine.search(agent_id=A, query="zebra", touch=False)] == [near]
+    assert len(text.document(lengthening)) == text.MAX_DOC_CHARS
+    ascii_max = "w " * (engine.MAX_CONTENT_BYTES // 2 - 4) + "okapi"
+    assert len(text.document(ascii_max, "s" * 512, "o" * 4096)) < text.MAX_DOC_CHARS
+    plain = engine.store(agent_id=A, content=ascii_max).id
+    assert [h.id for h in engine.search(agent_id=A, query="okapi", touch=False)] == [plain]
+    assert far
