@@ -174,6 +174,14 @@ MEMDESK_WEBHOOK_URL = os.environ.get("MEMDESK_WEBHOOK_URL", "")
 # --- MCP (SPEC A) -----------------------------------------------------------------------------------------
 # memory_store calls allowed per agent per UTC day (SPEC A3); past it the tool answers ``rate_limited``.
 MEMDESK_MCP_STORE_DAILY_LIMIT = int(os.environ.get("MEMDESK_MCP_STORE_DAILY_LIMIT", "1000"))
+# memory_store_fact calls allowed per token per UTC day (each is injection-scanned: a bounded cost per token).
+MEMDESK_MCP_FACT_DAILY_LIMIT = int(os.environ.get("MEMDESK_MCP_FACT_DAILY_LIMIT", "2000"))
+# Tool calls run on this many database threads per server process (memory.mcp_calls), never on one shared
+# thread; each token may have this many calls in flight and this many calls per second (bursts up to BURST).
+MEMDESK_MCP_WORKERS = int(os.environ.get("MEMDESK_MCP_WORKERS", "8"))
+MEMDESK_MCP_TOKEN_CONCURRENCY = int(os.environ.get("MEMDESK_MCP_TOKEN_CONCURRENCY", "2"))
+MEMDESK_MCP_TOKEN_RATE = float(os.environ.get("MEMDESK_MCP_TOKEN_RATE", "20"))
+MEMDESK_MCP_TOKEN_BURST = int(os.environ.get("MEMDESK_MCP_TOKEN_BURST", "40"))
 
 LOGGING = {
     "version": 1,

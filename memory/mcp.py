@@ -32,12 +32,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import anyio
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -46,8 +46,8 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memory import engine
-from memory.engine.common import write_transaction
 from memory.engine.types import iso
+from memory.mcp_calls import run_in_pool
 from memory.mcp_registry import (
     ADMIN,
     DESTRUCTIVE,
@@ -145,6 +145,29 @@ INSTRUCTIONS = (
 )
 
 
+class StrictArguments(FuncMetadata):
+    """A tool's arguments taken as sent (issue 15 item 16): no coercion (``true`` is not a number, ``"5"`` not
+    5, ``5.0`` not an integer) and no pre-parsing of strings as JSON (a string argument that looks like a JSON
+    list stays a string)."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        return data
+
+
+def _strict(meta: FuncMetadata) -> StrictArguments:
+    model = type(
+        meta.arg_model.__name__,
+        (meta.arg_model,),
+        {"model_config": ConfigDict(strict=True), "__module__": meta.arg_model.__module__},
+    )
+    return StrictArguments(
+        arg_model=model,
+        output_schema=meta.output_schema,
+        output_model=meta.output_model,
+        wrap_output=meta.wrap_output,
+    )
+
+
 def build_server() -> MemdeskMCP:
     """Memory's tools, then each installed app's (``<app>/mcp_tools.py``, see ``memory.mcp_registry``)."""
     built = MemdeskMCP(
@@ -161,6 +184,9 @@ def build_server() -> MemdeskMCP:
                 raise ImproperlyConfigured(f"two MCP tools are named {tool.name!r}")
             seen.add(tool.name)
             built.add_tool(tool.fn, annotations=tool.annotations)
+            added = built._tool_manager.get_tool(tool.name)
+            assert added is not None
+            added.fn_metadata = _strict(added.fn_metadata)
     return built
 
 
@@ -205,21 +231,18 @@ def _store(
 ) -> dict[str, Any]:
     valid_until = timezone.now() + timedelta(days=ttl_days) if ttl_days is not None else None
     limit = int(getattr(settings, "MEMDESK_MCP_STORE_DAILY_LIMIT", 1000))
-    return _store_counted(
-        p,
-        limit,
+    return engine.store(
+        agent_id=p.agent_id,
+        origin=p.origin,
+        actor=p.actor,
+        protect=True,
+        quota=("memory_store", limit),  # per agent; a refused call writes nothing
         content=content,
         tags=tags or (),
         layer=layer,
         importance=importance,
         valid_until=valid_until,
-    )
-
-
-@write_transaction  # one transaction (retried on SQLite lock contention): a refused call writes nothing
-def _store_counted(p: engine.Principal, limit: int, **kwargs: Any) -> dict[str, Any]:
-    engine.consume_quota(agent_id=p.agent_id, kind="memory_store", limit=limit)
-    return engine.store(agent_id=p.agent_id, origin=p.origin, actor=p.actor, protect=True, **kwargs).to_dict()
+    ).to_dict()
 
 
 @tools.tool(annotations=WRITES)
@@ -243,8 +266,14 @@ async def memory_store(
 def _store_fact(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
     kwargs["derived_from"] = kwargs["derived_from"] or ()
     kwargs["source_event"] = kwargs["source_event"] or ""
+    limit = int(getattr(settings, "MEMDESK_MCP_FACT_DAILY_LIMIT", 2000))
     result = engine.store_temporal(
-        agent_id=p.agent_id, origin=p.origin, actor=p.actor, protect=True, **kwargs
+        agent_id=p.agent_id,
+        origin=p.origin,
+        actor=p.actor,
+        protect=True,
+        quota=(f"memory_store_fact:token-{p.token_id}", limit),  # per token: each write is scanned
+        **kwargs,
     )
     return result.to_dict()
 
@@ -272,7 +301,8 @@ async def memory_store_fact(
     session_id: str | None = None,
 ) -> CallToolResult:
     """Store a temporal fact (subject, predicate, object). A newer value supersedes the current one; an older
-    valid_from inserts a historical segment; the same value reaffirms. Needs memory:write.
+    valid_from inserts a historical segment; the same value reaffirms. Needs memory:write. Limited per token
+    per UTC day (2000 by default).
     Returns {id, outcome} with outcome stored | reaffirmed | quarantined | dropped."""
     return await invoke(
         ctx,
@@ -371,20 +401,24 @@ async def memory_fetch_batch(
     return await invoke(ctx, READ, _fetch_batch, ids=ids)
 
 
+def _held(record: dict[str, Any]) -> dict[str, Any]:
+    """A quarantined row as an agent sees it (SPEC P7): that it exists (id, times, origin, trust), never its
+    text; people see it on the quarantine desk."""
+    empty: dict[str, Any] = {"content": "", "object": None, "tags": [], "metadata": {}, "source_event": ""}
+    return {**record, **empty, "derived_from": [], "reaffirmed_by": []}
+
+
 def _history(p: engine.Principal, *, subject: str, predicate: str) -> dict[str, Any]:
     records = engine.get_history(agent_id=p.agent_id, subject=subject, predicate=predicate)
-    return {
-        "subject": subject,
-        "predicate": predicate,
-        "records": [r.to_dict() for r in records],
-        "total": len(records),
-    }
+    shown = [_held(r.to_dict()) if r.quarantined and not r.retracted else r.to_dict() for r in records]
+    return {"subject": subject, "predicate": predicate, "records": shown, "total": len(records)}
 
 
 @tools.tool(annotations=READ_ONLY)
 async def memory_get_history(ctx: Context, subject: Subject, predicate: Predicate) -> CallToolResult:
     """Every value a fact ever had, oldest world time first, superseded and retracted rows included and
-    marked. Needs memory:read. Returns {subject, predicate, records, total}."""
+    marked; a row held for review (quarantined) shows only that it exists, never its text. Needs memory:read.
+    Returns {subject, predicate, records, total}."""
     return await invoke(ctx, READ, _history, subject=subject, predicate=predicate)
 
 
@@ -582,14 +616,13 @@ class BearerAuth:
 
     def __init__(self, app: ASGIApp):
         self.app = app
-        self._authenticate = sync_to_async(_authenticate, thread_sensitive=True)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan: starts the SDK's session manager
             await self.app(scope, receive, send)
             return
         try:
-            principal = await self._authenticate(_bearer(scope))
+            principal = await run_in_pool(_authenticate, _bearer(scope))
         except engine.EngineError as exc:
             challenge = {"WWW-Authenticate": 'Bearer realm="memdesk", error="invalid_token"'}
             await _http_error(401, UNAUTHORIZED_RPC_CODE, ToolFailure.from_engine(exc), challenge)(

@@ -3,7 +3,8 @@
 A tool is a typed ``async def``: its parameters (``Annotated`` with a ``Field`` description) are the input
 schema, its docstring the description. Its body hands the arguments to ``invoke(ctx, SCOPE, fn, **arguments)``,
 which resolves the caller from the token, checks the scope, runs ``fn(principal, **arguments)`` (the engine
-call and the reply's shape, a JSON-able dict) on the one database thread, and turns an ``EngineError`` into the
+call and the reply's shape, a JSON-able dict) on a database thread of the pool (``memory.mcp_calls``: per-token
+concurrency and rate limits), and turns an ``EngineError`` into the
 JSON error document. Register it on a ``ToolSet`` with its annotations::
 
     tools = ToolSet()
@@ -23,7 +24,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from asgiref.sync import sync_to_async
 from django.db import connections
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -32,6 +32,7 @@ from pydantic import Field
 
 from memory import engine
 from memory.contrib import app_modules
+from memory.mcp_calls import gate, run_in_pool
 
 READ = "memory:read"
 WRITE = "memory:write"
@@ -83,7 +84,7 @@ class ToolFailure(ToolError):
         )
 
 
-# --- the calling convention: principal, scope, database thread -------------------------------------------
+# --- the calling convention: principal, scope, limits, database threads ----------------------------------
 
 
 def reply(data: dict[str, Any]) -> CallToolResult:
@@ -92,7 +93,7 @@ def reply(data: dict[str, Any]) -> CallToolResult:
 
 
 def db_ready() -> None:
-    """Django's per-request connection hygiene, for the one thread that runs every tool's database work.
+    """Django's per-request connection hygiene, for the database thread that runs a tool's database work.
 
     Like ``close_old_connections`` (a broken connection or one past CONN_MAX_AGE is dropped), except that a
     SQLite connection with CONN_MAX_AGE 0 is kept between calls: reopening it costs about a millisecond per
@@ -130,13 +131,12 @@ def _run_sync(
         raise ToolFailure.from_engine(exc) from None
 
 
-_run_in_db_thread = sync_to_async(_run_sync, thread_sensitive=True)
-
-
 async def invoke(
     ctx: Context[Any, Any], scope: str, fn: Callable[..., dict[str, Any]], **kwargs: Any
 ) -> CallToolResult:
-    """Run ``fn(principal, **kwargs)`` for the caller if its token has ``scope``; its dict is the reply."""
+    """Run ``fn(principal, **kwargs)`` for the caller if its token has ``scope``; its dict is the reply. The
+    call takes one of the token's slots (``mcp_calls.gate``: ``rate_limited`` past its limits) and runs on the
+    pool of database threads."""
     request = ctx.request_context.request
     principal = None
     if request is not None:  # HTTP: BearerAuth resolved the token for this very request
@@ -144,7 +144,13 @@ async def invoke(
         if principal is None:
             raise ToolFailure("unauthorized", "missing, unknown, expired or revoked token")
     stdio_secret = getattr(ctx.mcp_server, "stdio_secret", None)  # the token given to ``manage.py mcp``
-    return reply(await _run_in_db_thread(principal, stdio_secret, scope, fn, kwargs))
+    key = principal.token_id if principal is not None else "stdio"  # a stdio server serves one token
+    try:
+        with gate.admit(key):
+            data = await run_in_pool(_run_sync, principal, stdio_secret, scope, fn, kwargs)
+    except engine.RateLimited as exc:
+        raise ToolFailure.from_engine(exc) from None
+    return reply(data)
 
 
 # --- registration ----------------------------------------------------------------------------------------

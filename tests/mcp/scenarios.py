@@ -6,6 +6,7 @@ never depends on another test's writes.
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -228,7 +229,7 @@ class Scenarios:
         row = mcp.row(stored["id"])
         assert (row["agent_id"], row["origin"], row["origin_trust"], row["layer"]) == (
             "agent-a",
-            "agent_derived",
+            f"agent_derived:token-{mcp.tokens['a_rw']['id']}",  # each token its own origin (SPEC A2)
             0.6,
             "semantic",
         )
@@ -302,7 +303,8 @@ class Scenarios:
         assert old["superseded_by"] == berlin["id"] and old["invalidated_by_event"] == "chat-2"
         assert new["supersedes"] == paris["id"] and new["valid_until"] is None and new["object"] == "Berlin"
         assert [r["source_event"] for r in new["reaffirmed_by"]] == ["chat-3"]
-        assert old["origin"] == new["origin"] == "agent_derived" and old["ingested_at"]
+        assert old["origin"] == new["origin"] == f"agent_derived:token-{mcp.tokens['a_rw']['id']}"
+        assert old["ingested_at"]
 
         then = mcp.ok("a_rw", "memory_get_at", {**key, "at": "2021-03-01T12:00:00+01:00"})
         assert then["found"] is True and then["record"]["object"] == "Paris"
@@ -389,10 +391,11 @@ class Scenarios:
         assert (
             mcp.err("a_rw", "memory_invalidate_by_origin", {"origin": "agent_derived"})["code"] == "forbidden"
         )
+        origin = f"agent_derived:token-{mcp.tokens['adm']['id']}"
         purged = mcp.ok(
-            "adm", "memory_invalidate_by_origin", {"origin": "agent_derived", "since": "2000-01-01T00:00:00Z"}
+            "adm", "memory_invalidate_by_origin", {"origin": origin, "since": "2000-01-01T00:00:00Z"}
         )
-        assert purged["origin"] == "agent_derived" and purged["since"] == "2000-01-01T00:00:00Z"
+        assert purged["origin"] == origin and purged["since"] == "2000-01-01T00:00:00Z"
         assert purged["retracted"] >= 1 and set(purged) == {
             "origin",
             "since",
@@ -582,7 +585,11 @@ class Scenarios:
         assert outcomes == ["stored", "dropped", "dropped"]
         assert out["results"][2]["reason"].startswith("prompt_injection") and out["results"][2]["id"] is None
         row = mcp.row(out["results"][0]["id"])
-        assert (row["session_id"], row["confidence"], row["origin"]) == ("chat-7", 0.6, "agent_derived")
+        assert (row["session_id"], row["confidence"], row["origin"]) == (
+            "chat-7",
+            0.6,
+            f"agent_derived:token-{mcp.tokens['a_rw']['id']}",
+        )
         assert (
             mcp.query("SELECT count(*) FROM memories WHERE subject = ? AND predicate = 'note'", who)[0][0]
             == 0
@@ -631,6 +638,16 @@ class Scenarios:
         assert batch["total_found"] == 0
         pending = mcp.query("SELECT status, payload FROM approvals WHERE subject = ?", who)
         assert len(pending) == 1 and pending[0]["status"] == "pending"
+        # an agent's history shows that a row is held, never its text (SPEC P7; issue 15 item 17)
+        history = mcp.ok("a_rw", "memory_get_history", {"subject": who, "predicate": "lives_in"})
+        held = [r for r in history["records"] if r["quarantined"]]
+        assert len(held) == 1 and held[0]["id"] == outcomes[0]["id"]
+        assert (
+            held[0]["content"] == "" and held[0]["object"] is None and held[0]["origin"].startswith("mcp_ext")
+        )
+        assert "evil" not in json.dumps(history)
+        shown = [r for r in history["records"] if not r["quarantined"]]
+        assert [r["object"] for r in shown] == ["Lisbon"]
 
     # --- wiki (SPEC W1–W4) ----------------------------------------------------------------------------
 
