@@ -51,9 +51,15 @@ def windows(text: str) -> list[str]:
 
 
 def scan_write(
-    content: str, subject: str | None = None, predicate: str | None = None, obj: str | None = None
+    content: str,
+    subject: str | None = None,
+    predicate: str | None = None,
+    obj: str | None = None,
+    *,
+    budget: float | None = SCAN_BUDGET_S,
 ) -> ScanVerdict:
-    """The verdict on a protected write: pure (no database), bounded in CPU time."""
+    """The verdict on a protected write: pure (no database), bounded in CPU time by ``budget`` seconds
+    (None: every window is scanned, for an operator's import)."""
     from ..injection import BLOCK_THRESHOLD, BLOCKS_ALONE, WEIGHTS, scan_injection  # rules load on first use
 
     text = _text(content, subject, predicate, obj)
@@ -64,7 +70,7 @@ def scan_write(
     families: list[str] = []
     started = time.thread_time()
     for k, part in enumerate(parts):
-        if k and time.thread_time() - started > SCAN_BUDGET_S:
+        if k and budget is not None and time.thread_time() - started > budget:
             seen = min(len(text), k * (SCAN_WINDOW - SCAN_OVERLAP) + SCAN_OVERLAP)
             return ScanVerdict(
                 False, tuple(families), _score(families, WEIGHTS), f"scanned {seen} of {len(text)} characters"
