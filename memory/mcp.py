@@ -96,6 +96,27 @@ def _internal(tool: str, exc: BaseException) -> ToolFailure:
 # --- the server ------------------------------------------------------------------------------------------
 
 
+def _nul_in(value: Any, where: str = "") -> str | None:
+    """The path of the first string (value or key) holding a NUL character: one rule on every backend
+    (PostgreSQL cannot store NUL in text, SQLite would)."""
+    if isinstance(value, str):
+        return (where or "arguments") if "\x00" in value else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            path = f"{where}.{k}" if where else str(k)
+            if isinstance(k, str) and "\x00" in k:
+                return where or "arguments"
+            found = _nul_in(v, path)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _nul_in(v, f"{where}.{i}")
+            if found is not None:
+                return found
+    return None
+
+
 class MemdeskMCP(MCPServer[Any]):
     """MCPServer whose tool errors are always the JSON error document, argument errors included."""
 
@@ -122,6 +143,9 @@ class MemdeskMCP(MCPServer[Any]):
                     f"unknown argument {unknown[0][:80]!r}; this tool takes: {', '.join(sorted(known))}",
                     unknown[0][:80],
                 )
+            where = _nul_in(arguments or {})
+            if where is not None:
+                raise ToolFailure("invalid_argument", f"{where} contains a NUL character", where)
             return await super().call_tool(name, arguments, context)
         except ToolFailure as failure:
             return failure.result()
