@@ -96,7 +96,9 @@ class TestSeededDemo:
             "support-bot": "Acme Support",
             "research-bot": "Northwind Research",
         }
-        assert Client().login(username="curator", password=PASSWORD)
+        # through the sign-in form (the login throttle's backend reads the request)
+        signed_in = Client().post("/login/", {"username": "curator", "password": PASSWORD})
+        assert signed_in.status_code == 302 and signed_in.url == "/"
 
     def test_isolation_between_teams(self, seeded: str) -> None:
         users = {u.username: u for u in get_user_model().objects.all()}
