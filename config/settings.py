@@ -217,6 +217,11 @@ MEMDESK_MCP_WORKERS = int(os.environ.get("MEMDESK_MCP_WORKERS", "8"))
 MEMDESK_MCP_TOKEN_CONCURRENCY = int(os.environ.get("MEMDESK_MCP_TOKEN_CONCURRENCY", "2"))
 MEMDESK_MCP_TOKEN_RATE = float(os.environ.get("MEMDESK_MCP_TOKEN_RATE", "20"))
 MEMDESK_MCP_TOKEN_BURST = int(os.environ.get("MEMDESK_MCP_TOKEN_BURST", "40"))
+# ... and at most this many seconds of CPU per second (bursts of CPU_BURST seconds), charged after each call.
+MEMDESK_MCP_TOKEN_CPU_SHARE = float(os.environ.get("MEMDESK_MCP_TOKEN_CPU_SHARE", "0.1"))
+MEMDESK_MCP_TOKEN_CPU_BURST = float(os.environ.get("MEMDESK_MCP_TOKEN_CPU_BURST", "1.0"))
+# Tokens that spent much of their CPU lately run their calls in this many shared "heavy" lanes.
+MEMDESK_MCP_HEAVY_LANES = int(os.environ.get("MEMDESK_MCP_HEAVY_LANES", "1"))
 
 LOGGING = {
     "version": 1,

@@ -10,7 +10,9 @@ One ``MCPServer`` (official SDK 2.x) serves two transports:
   every call, so a revoked token stops working mid-session.
 * streamable HTTP: ``http_app()`` is mounted by ``config/asgi.py`` at ``/mcp``. Every HTTP request must carry
   ``Authorization: Bearer TOKEN``; a missing, unknown, expired or revoked token is answered ``401`` before any
-  MCP handling, with a JSON-RPC error body whose ``error.data.code`` is ``unauthorized``.
+  MCP handling, with a JSON-RPC error body whose ``error.data.code`` is ``unauthorized``. Every request counts
+  against its token's call rate and share of the server (``memory.mcp_calls``); a token over them is answered
+  ``429`` (``Retry-After``) with ``error.data.code`` ``rate_limited`` before its body is read.
 
 The agent namespace always comes from the token, never from arguments, and so does the origin of writes
 (``agent_derived``, or ``mcp_external:…`` for external tokens).
@@ -28,6 +30,7 @@ Argument schema violations (missing, wrong type, unknown argument) are ``invalid
 
 import logging
 import secrets
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
@@ -43,14 +46,15 @@ from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memory import engine
+from memory import engine, mcp_calls
 from memory.engine.types import iso
 from memory.mcp_calls import run_in_pool
 from memory.mcp_registry import (
     ADMIN,
     DESTRUCTIVE,
+    GATE_KEY,
     PRINCIPAL_KEY,
     READ,
     READ_ONLY,
@@ -69,6 +73,7 @@ log = logging.getLogger("memdesk.mcp")
 MAX_TTL_DAYS = 36_500
 UNAUTHORIZED_RPC_CODE = -32001  # JSON-RPC "server error" range: authentication required
 INTERNAL_RPC_CODE = -32603
+RATE_LIMITED_RPC_CODE = -32002  # JSON-RPC "server error" range: the token is over its limits
 
 
 # --- errors ----------------------------------------------------------------------------------------------
@@ -96,22 +101,28 @@ def _internal(tool: str, exc: BaseException) -> ToolFailure:
 # --- the server ------------------------------------------------------------------------------------------
 
 
-def _nul_in(value: Any, where: str = "") -> str | None:
-    """The path of the first string (value or key) holding a NUL character: one rule on every backend
-    (PostgreSQL cannot store NUL in text, SQLite would)."""
+MAX_LIST_ITEMS = engine.MAX_RAW_TAGS  # the longest list any tool takes (tags; ids take 100, facts 20)
+
+
+def _argument_problem(value: Any, where: str = "") -> tuple[str, str] | None:
+    """(field, problem) for the first list longer than any tool takes (checked before its items are walked)
+    or string (value or key) holding a NUL character: one rule on every backend (PostgreSQL cannot store NUL
+    in text, SQLite would)."""
     if isinstance(value, str):
-        return (where or "arguments") if "\x00" in value else None
+        return ((where or "arguments"), "contains a NUL character") if "\x00" in value else None
     if isinstance(value, dict):
         for k, v in value.items():
             path = f"{where}.{k}" if where else str(k)
             if isinstance(k, str) and "\x00" in k:
-                return where or "arguments"
-            found = _nul_in(v, path)
+                return (where or "arguments"), "has a key with a NUL character"
+            found = _argument_problem(v, path)
             if found is not None:
                 return found
     elif isinstance(value, list):
+        if len(value) > MAX_LIST_ITEMS:
+            return (where or "arguments"), f"has {len(value)} items; no tool takes more than {MAX_LIST_ITEMS}"
         for i, v in enumerate(value):
-            found = _nul_in(v, f"{where}.{i}")
+            found = _argument_problem(v, f"{where}.{i}")
             if found is not None:
                 return found
     return None
@@ -143,9 +154,9 @@ class MemdeskMCP(MCPServer[Any]):
                     f"unknown argument {unknown[0][:80]!r}; this tool takes: {', '.join(sorted(known))}",
                     unknown[0][:80],
                 )
-            where = _nul_in(arguments or {})
-            if where is not None:
-                raise ToolFailure("invalid_argument", f"{where} contains a NUL character", where)
+            problem = _argument_problem(arguments or {})
+            if problem is not None:
+                raise ToolFailure("invalid_argument", f"{problem[0]} {problem[1]}", problem[0])
             return await super().call_tool(name, arguments, context)
         except ToolFailure as failure:
             return failure.result()
@@ -636,7 +647,8 @@ def _http_error(
 
 
 class BearerAuth:
-    """Resolve ``Authorization: Bearer`` to a Principal before the MCP transport sees the request."""
+    """Resolve ``Authorization: Bearer`` to a Principal before the MCP transport sees the request. Every
+    response carries ``Server-Timing: app;dur=<ms>``: the server's time from the request to its answer."""
 
     def __init__(self, app: ASGIApp):
         self.app = app
@@ -645,8 +657,34 @@ class BearerAuth:
         if scope["type"] != "http":  # lifespan: starts the SDK's session manager
             await self.app(scope, receive, send)
             return
+        started = time.perf_counter()
+
+        async def timed(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                took = f"app;dur={(time.perf_counter() - started) * 1000:.1f}".encode()
+                message = {**message, "headers": [*message.get("headers", []), (b"server-timing", took)]}
+            await send(message)
+
+        await self._call(scope, receive, timed)
+
+    async def _call(self, scope: Scope, receive: Receive, send: Send) -> None:
+        secret = _bearer(scope)
+        # a token's limits are kept under its secret's hash, so an over-limit client is refused before its
+        # request costs a database lookup
+        key = engine.hash_secret(secret) if secret and len(secret) <= 200 else None
+        charge = None
+        if key is not None:
+            try:
+                charge = mcp_calls.gate.request(key)
+            except engine.RateLimited as exc:
+                wait = exc.details.get("retry_after")
+                headers = {"Retry-After": str(max(1, round(wait)))} if isinstance(wait, int | float) else None
+                await _http_error(429, RATE_LIMITED_RPC_CODE, ToolFailure.from_engine(exc), headers)(
+                    scope, receive, send
+                )
+                return
         try:
-            principal = await run_in_pool(_authenticate, _bearer(scope))
+            principal = await run_in_pool(_authenticate, secret)
         except engine.EngineError as exc:
             challenge = {"WWW-Authenticate": 'Bearer realm="memdesk", error="invalid_token"'}
             await _http_error(401, UNAUTHORIZED_RPC_CODE, ToolFailure.from_engine(exc), challenge)(
@@ -657,7 +695,25 @@ class BearerAuth:
             await _http_error(500, INTERNAL_RPC_CODE, _internal("authentication", exc))(scope, receive, send)
             return
         scope[PRINCIPAL_KEY] = principal
-        await self.app(scope, receive, send)
+        scope[GATE_KEY] = key
+        size = 0  # bytes of the request's body and of the answer: what parsing and serialising them cost
+
+        async def counted() -> Message:
+            nonlocal size
+            message = await receive()
+            size += len(message.get("body", b""))
+            return message
+
+        async def answered(message: Message) -> None:
+            nonlocal size
+            size += len(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, counted, answered)
+        finally:
+            if charge is not None:
+                charge(size * mcp_calls.PARSE_SECONDS_PER_BYTE)
 
 
 def transport_security() -> TransportSecuritySettings:

@@ -30,14 +30,15 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from memory import engine
+from memory import engine, mcp_calls
 from memory.contrib import app_modules
-from memory.mcp_calls import gate, run_in_pool
+from memory.mcp_calls import cpu_timed, run_in_pool
 
 READ = "memory:read"
 WRITE = "memory:write"
 ADMIN = "admin"
 PRINCIPAL_KEY = "memdesk.principal"  # set on the ASGI scope by memory.mcp.BearerAuth
+GATE_KEY = "memdesk.gate_key"  # the key of the token's limits (memory.mcp_calls), set beside it
 TOOLS_MODULE = "mcp_tools"
 
 READ_ONLY = ToolAnnotations(
@@ -139,17 +140,26 @@ async def invoke(
     pool of database threads."""
     request = ctx.request_context.request
     principal = None
-    if request is not None:  # HTTP: BearerAuth resolved the token for this very request
+    key: Any = "stdio"  # a stdio server serves one token
+    if request is not None:  # HTTP: BearerAuth resolved the token for this very request and counted it
         principal = request.scope.get(PRINCIPAL_KEY)
         if principal is None:
             raise ToolFailure("unauthorized", "missing, unknown, expired or revoked token")
+        key = request.scope.get(GATE_KEY) or principal.token_id
     stdio_secret = getattr(ctx.mcp_server, "stdio_secret", None)  # the token given to ``manage.py mcp``
-    key = principal.token_id if principal is not None else "stdio"  # a stdio server serves one token
     try:
-        with gate.admit(key):
-            data = await run_in_pool(_run_sync, principal, stdio_secret, scope, fn, kwargs)
+        with mcp_calls.gate.admit(key, count_call=principal is None) as charge:
+            args = (_run_sync, principal, stdio_secret, scope, fn, kwargs)
+            if mcp_calls.gate.is_heavy(key):
+                args = (mcp_calls.heavy_lane, *args)
+            data, cpu = await run_in_pool(cpu_timed, *args)
+            charge(cpu)
     except engine.RateLimited as exc:
         raise ToolFailure.from_engine(exc) from None
+    if isinstance(data, engine.RateLimited):
+        raise ToolFailure.from_engine(data)
+    if isinstance(data, BaseException):
+        raise data
     return reply(data)
 
 

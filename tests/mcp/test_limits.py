@@ -3,6 +3,7 @@ database threads, per-token concurrency and rate limits on every tool, strict ar
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -12,7 +13,6 @@ from mcp import Client
 
 from memory import engine, mcp_calls
 from memory import mcp as memory_mcp
-from memory import mcp_registry as registry
 
 from .harness import error_of
 
@@ -30,7 +30,7 @@ def signed_in(monkeypatch):
 def _gate(monkeypatch, limits: mcp_calls.Limits, clock=None) -> mcp_calls.CallGate:
     """The gate every tool call passes, with these limits (and a clock the test moves)."""
     gate = mcp_calls.CallGate(limits, clock=clock or (lambda: 0.0))
-    monkeypatch.setattr(registry, "gate", gate)
+    monkeypatch.setattr(mcp_calls, "gate", gate)
     return gate
 
 
@@ -112,6 +112,25 @@ def test_every_tool_has_a_per_token_rate(signed_in, monkeypatch) -> None:
     assert [r.is_error for r in anyio.run(calls, 2)] == [False, True]
 
 
+def test_a_token_that_spent_its_cpu_share_waits_until_it_is_paid_back() -> None:
+    now = [0.0]
+    gate = mcp_calls.CallGate(
+        mcp_calls.Limits(concurrency=4, rate=1000, burst=1000, cpu_share=0.1, cpu_burst=0.5),
+        clock=lambda: now[0],
+    )
+    with gate.admit(1) as charge:
+        charge(0.8)  # a call may overdraw once: its cost is known only afterwards
+    with pytest.raises(engine.RateLimited) as refused:
+        with gate.admit(1):
+            pass
+    assert refused.value.details["kind"] == "cpu" and refused.value.details["retry_after"] == 3.0
+    with gate.admit(2):  # another token is not affected
+        pass
+    now[0] = 3.0
+    with gate.admit(1):
+        pass
+
+
 def test_the_gate_counts_tokens_apart_and_frees_a_slot_when_a_call_ends() -> None:
     gate = mcp_calls.CallGate(mcp_calls.Limits(concurrency=1, rate=1000, burst=1000), clock=lambda: 0.0)
     with gate.admit(1):
@@ -174,3 +193,58 @@ def test_well_typed_arguments_pass_and_strings_stay_strings(signed_in, monkeypat
     )
     assert not result.is_error
     assert seen["object"] == '["a", "b"]' and seen["confidence"] == 1.0
+
+
+# --- over HTTP: every request counts, and a token over its limits is refused before any other work ----------
+
+
+def _asgi(app: Any, authorization: bytes, body: bytes = b"{}") -> list[dict[str, Any]]:
+    sent: list[dict[str, Any]] = []
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "query_string": b"",
+             "headers": [(b"authorization", authorization), (b"content-type", b"application/json")]}  # fmt: skip
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    anyio.run(app, scope, receive, send)
+    return sent
+
+
+def test_a_token_over_its_rate_is_answered_429_before_its_token_is_looked_up(monkeypatch) -> None:
+    now = [0.0]
+    _gate(monkeypatch, mcp_calls.Limits(concurrency=2, rate=1, burst=2), clock=lambda: now[0])
+    looked_up: list[str] = []
+    monkeypatch.setattr(memory_mcp, "_authenticate", lambda secret: looked_up.append(secret) or PRINCIPAL)
+
+    async def inner(scope, receive, send) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    app = memory_mcp.BearerAuth(inner)
+    for _ in range(2):
+        start, _ = _asgi(app, b"Bearer mdk_flood")
+        assert start["status"] == 200 and dict(start["headers"])[b"server-timing"].startswith(b"app;dur=")
+    start, body = _asgi(app, b"Bearer mdk_flood")
+    assert start["status"] == 429 and dict(start["headers"])[b"retry-after"] == b"1"
+    assert json.loads(body["body"])["error"]["data"]["code"] == "rate_limited"
+    assert looked_up == ["mdk_flood", "mdk_flood"]  # the third request cost no database lookup
+    assert _asgi(app, b"Bearer mdk_other")[0]["status"] == 200  # another token is not affected
+
+
+def test_a_huge_body_spends_the_tokens_share(monkeypatch) -> None:
+    _gate(monkeypatch, mcp_calls.Limits(concurrency=2, rate=1000, burst=1000, cpu_share=0.01, cpu_burst=0.01))
+    monkeypatch.setattr(memory_mcp, "_authenticate", lambda secret: PRINCIPAL)
+
+    async def inner(scope, receive, send) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    app = memory_mcp.BearerAuth(inner)
+    big = json.dumps({"tags": [f"t{i}" for i in range(50_000)]}).encode()  # ~490 KB: ~25 ms of parsing
+    assert _asgi(app, b"Bearer mdk_big", big)[0]["status"] == 200
+    assert _asgi(app, b"Bearer mdk_big")[0]["status"] == 429
