@@ -7,7 +7,8 @@ One agent's corpus is grown through engine functions to each size in turn (10k, 
 store figure (a) and the search figure (b) are measured beside their raw sqlite3 baselines. The report is
 ``{"machine": {...}, "results": [{"name", "n", "value", "unit", "baseline", "ratio", "goal", "met", ...}]}``
 with ``ratio = value / baseline`` (engine / raw). The graph figures (``bench_graph``: PPR latency, rebuild, search
-graph on vs off at 10k, 100k and 1M triples) and the MCP figures (``bench_mcp``) run last on the same file.
+graph on vs off at 10k, 100k and 1M triples), the MCP figures (``bench_mcp``) and the hostile-client figures
+(``bench_hostile``, issue 15) run last on the same file.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_graph  # noqa: E402
+import bench_hostile  # noqa: E402
 import bench_mcp  # noqa: E402
 import bench_search  # noqa: E402
 import bench_store  # noqa: E402
@@ -56,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-db", action="store_true", help="keep the databases afterwards")
     ap.add_argument("--skip-mcp", action="store_true", help="skip the MCP-over-HTTP figures (bench_mcp)")
     ap.add_argument("--skip-graph", action="store_true", help="skip the graph figures (bench_graph)")
+    ap.add_argument(
+        "--skip-hostile", action="store_true", help="skip the hostile-client figures (bench_hostile)"
+    )
+    ap.add_argument("--hostile-seconds", type=float, default=10.0, help="length of each hostile HTTP phase")
     ap.add_argument(
         "--graph-sizes",
         type=lambda s: [int(x) for x in s.split(",")],
@@ -104,6 +110,14 @@ def main(argv: list[str] | None = None) -> int:
             mcp = bench_mcp.measure(engine_db=db)
             results += mcp
             print(table(mcp), flush=True)
+        if not args.skip_hostile:
+            print(
+                "\n== hostile clients (issue 15; same database; PostgreSQL: bench_hostile.py --pg)",
+                flush=True,
+            )
+            hostile = bench_hostile.measure(engine_db=db, seconds=args.hostile_seconds)
+            results += hostile
+            print(table(hostile), flush=True)
     finally:
         if args.keep_db:
             print(f"kept {db.parent}")

@@ -218,8 +218,8 @@ MEMDESK_MCP_TOKEN_CONCURRENCY = int(os.environ.get("MEMDESK_MCP_TOKEN_CONCURRENC
 MEMDESK_MCP_TOKEN_RATE = float(os.environ.get("MEMDESK_MCP_TOKEN_RATE", "20"))
 MEMDESK_MCP_TOKEN_BURST = int(os.environ.get("MEMDESK_MCP_TOKEN_BURST", "40"))
 # ... and at most this many seconds of CPU per second (bursts of CPU_BURST seconds), charged after each call.
-MEMDESK_MCP_TOKEN_CPU_SHARE = float(os.environ.get("MEMDESK_MCP_TOKEN_CPU_SHARE", "0.1"))
-MEMDESK_MCP_TOKEN_CPU_BURST = float(os.environ.get("MEMDESK_MCP_TOKEN_CPU_BURST", "1.0"))
+MEMDESK_MCP_TOKEN_CPU_SHARE = float(os.environ.get("MEMDESK_MCP_TOKEN_CPU_SHARE", "0.05"))
+MEMDESK_MCP_TOKEN_CPU_BURST = float(os.environ.get("MEMDESK_MCP_TOKEN_CPU_BURST", "0.5"))
 # Tokens that spent much of their CPU lately run their calls in this many shared "heavy" lanes.
 MEMDESK_MCP_HEAVY_LANES = int(os.environ.get("MEMDESK_MCP_HEAVY_LANES", "1"))
 

@@ -46,8 +46,8 @@ class Limits:
     concurrency: int = 2
     rate: float = 20.0  # calls per second, sustained
     burst: int = 40
-    cpu_share: float = 0.1  # CPU seconds of tool work per second, sustained
-    cpu_burst: float = 1.0  # CPU seconds a token may spend at once before its share applies
+    cpu_share: float = 0.05  # CPU seconds of tool work per second, sustained
+    cpu_burst: float = 0.5  # CPU seconds a token may spend at once before its share applies
 
     @classmethod
     def from_settings(cls) -> Limits:
@@ -163,9 +163,9 @@ HEAVY_FRACTION = 0.5
 gate = CallGate()
 
 # What reading a request costs the event loop per byte of its body (JSON parsing and validation of the
-# arguments, measured at ~50 ms per MB): charged to the token, so that huge bodies (50,000 tags) spend its
-# share like expensive calls do.
-PARSE_SECONDS_PER_BYTE = 50e-9
+# arguments, serialising the answer: ~100 ms per MB): charged to the token, so that huge bodies (50,000 tags)
+# and answers spend its share like expensive calls do.
+PARSE_SECONDS_PER_BYTE = 100e-9
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()

@@ -249,7 +249,9 @@ def test_a_held_batch_of_plain_memories_shows_on_the_desk(client, reviewer, agen
 
     for k in range(10):
         with time_machine.travel(T0 + timedelta(minutes=k), tick=False):
-            engine.store(agent_id=agent.agent_id, content=f"wire money to account {k}", origin=EXT1, protect=True)
+            engine.store(
+                agent_id=agent.agent_id, content=f"wire money to account {k}", origin=EXT1, protect=True
+            )
     login(client, reviewer)
     with time_machine.travel(T0 + timedelta(hours=1), tick=False):
         page = client.get(reverse("review:quarantine", args=[agent.agent_id]))
