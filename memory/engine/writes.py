@@ -163,11 +163,17 @@ def store_temporal(
     if quota is not None:
         check_quota(agent_id=fact.agent_id, kind=quota[0], limit=quota[1])
     if not protect:
-        return write_fact(fact)
+        return _counted(fact, quota) if quota is not None else write_fact(fact)
     verdict = scan_write(fact.content, fact.subject, fact.predicate, fact.object)
     if verdict.blocked:
         return _drop(fact, verdict, quota=quota, actor=actor)
     return guarded_write(fact, hold=verdict.hold_reason, quota=quota)
+
+
+@c.write_transaction
+def _counted(fact: FactInput, quota: tuple[str, int]) -> StoreResult:
+    consume_quota(agent_id=fact.agent_id, kind=quota[0], limit=quota[1])
+    return write_fact(fact)
 
 
 @c.write_transaction

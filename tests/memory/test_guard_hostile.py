@@ -257,3 +257,16 @@ def test_a_held_batch_of_plain_memories_shows_on_the_desk(client, reviewer, agen
         page = client.get(reverse("review:quarantine", args=[agent.agent_id]))
     html = page.content.decode()
     assert page.status_code == 200 and keys.PLAIN_SUBJECT in html and "wire money to account 3" in html
+
+
+def test_a_quota_counts_unprotected_writes_too():
+    from memory.models import DailyCounter
+
+    for k in range(2):
+        engine.store_temporal(agent_id=A, content="c", subject="q", predicate=f"p{k}", quota=("fact:x", 2))
+        engine.store(agent_id=A, content="c", quota=("plain:x", 2))
+    with pytest.raises(engine.RateLimited):
+        engine.store_temporal(agent_id=A, content="c", subject="q", predicate="p9", quota=("fact:x", 2))
+    with pytest.raises(engine.RateLimited):
+        engine.store(agent_id=A, content="c", quota=("plain:x", 2))
+    assert dict(DailyCounter.objects.values_list("kind", "count")) == {"fact:x": 2, "plain:x": 2}

@@ -86,7 +86,7 @@ def test_rows_and_values_past_the_caps_are_refused(tmp_path, monkeypatch):
         import_legacy(path=big, agent_id=A)
 
 
-def test_a_truncated_file_is_a_clean_invalid_import_file(tmp_path):
+def test_a_truncated_or_damaged_file_is_a_clean_invalid_import_file(tmp_path):
     path = legacy_file(tmp_path / "full.sqlite3", [base_row(f"m{i}", "text " * 400) for i in range(300)])
     data = path.read_bytes()
     cut = tmp_path / "cut.sqlite3"
@@ -94,6 +94,11 @@ def test_a_truncated_file_is_a_clean_invalid_import_file(tmp_path):
     refused(cut, "damaged|not an SQLite")
     with pytest.raises(CommandError, match="invalid_import_file"):
         call_command("import_memories", str(cut), "--agent", A)
+    # the schema page intact, a page of rows overwritten: before, reading the rows raised a raw DatabaseError
+    damaged = tmp_path / "damaged.sqlite3"
+    page = 4096
+    damaged.write_bytes(data[: 10 * page] + b"\xff" * page + data[11 * page :])
+    refused(damaged, "damaged|malformed")
 
 
 # --- item 12: every row passes an agent write's checks ------------------------------------------------------
