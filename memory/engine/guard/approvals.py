@@ -68,14 +68,14 @@ def open_request(
     if pending is None and key:
         pending = pending_q.filter(payload__key=key).order_by("id").first()
     if pending is not None:  # the burst goes on: later writes join the open batch
-        payload = dict(pending.payload)
-        payload["ids"] = list(dict.fromkeys([*payload.get("ids", []), *memory_ids]))
-        payload["write_ids"] = sorted(set(payload.get("write_ids", [])) | set(write_ids))
+        joined = dict(pending.payload)
+        joined["ids"] = list(dict.fromkeys([*joined.get("ids", []), *memory_ids]))
+        joined["write_ids"] = sorted(set(joined.get("write_ids", [])) | set(write_ids))
         if plain_ids:
-            payload["plain_ids"] = list(dict.fromkeys([*payload.get("plain_ids", []), *plain_ids]))
-        payload["reason"] = reason or payload.get("reason", "")
-        ApprovalRequest.objects.filter(id=pending.id).update(payload=payload)
-        pending.payload = payload
+            joined["plain_ids"] = list(dict.fromkeys([*joined.get("plain_ids", []), *plain_ids]))
+        joined["reason"] = reason or joined.get("reason", "")
+        ApprovalRequest.objects.filter(id=pending.id).update(payload=joined)
+        pending.payload = joined
         return pending
     ttl = timedelta(seconds=APPROVAL_TTL_SECS)
     payload: dict[str, Any] = {

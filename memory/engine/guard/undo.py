@@ -62,7 +62,7 @@ def _purge_after(agent_id: str, snapshot: dict[str, Any], since: datetime) -> Au
     )
     if not purges:
         return None
-    writes = list(
+    writes: list[tuple[str, datetime | None]] = list(
         FactWrite.objects.filter(agent_id=agent_id, id__in=ids).values_list("origin", "ingested_at")
     )
     writes += list(
@@ -71,7 +71,10 @@ def _purge_after(agent_id: str, snapshot: dict[str, Any], since: datetime) -> Au
     for purge in purges:
         origin = (purge.details or {}).get("origin")
         purge_since = from_iso((purge.details or {}).get("since"))
-        if any(o == origin and (purge_since is None or at >= purge_since) for o, at in writes):
+        if any(
+            o == origin and (purge_since is None or (at is not None and at >= purge_since))
+            for o, at in writes
+        ):
             return purge
     return None
 
