@@ -10,8 +10,8 @@ with ``ratio = value / baseline`` (engine / raw). The graph figures (``bench_gra
 graph on vs off at 10k, 100k and 1M triples), the dream run figures (``bench_dream``: a full heuristic dream run
 over an agent of 100k rows with 10 % planted conflicts, time per phase, peak memory, the judge's precision and
 recall), the discovery figures (``bench_discovery``: edges + Leiden + discovery at 10k, 100k and 1M facts, Leiden
-vs Louvain, the inbox page), the MCP figures (``bench_mcp``) and the review queue page with 10k pending items
-(``bench_review_page``) run last on the same file; the injection-scan figures (``bench_injection``: latency per
+vs Louvain, the inbox page), the MCP figures (``bench_mcp``), the review queue page with 10k pending items
+(``bench_review_page``) and the hostile-client figures (``bench_hostile``, issue 15) run last on the same file; the injection-scan figures (``bench_injection``: latency per
 KB, rules alone as the baseline, the bad-input budget, and the recorded leave-one-source-out detection) need no
 database.
 """
@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_discovery  # noqa: E402
 import bench_dream  # noqa: E402
 import bench_graph  # noqa: E402
+import bench_hostile  # noqa: E402
 import bench_injection  # noqa: E402
 import bench_mcp  # noqa: E402
 import bench_review_page  # noqa: E402
@@ -79,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         help="facts of the discovery agents (default 10000,100000,1000000; --quick: 10000)",
     )
     ap.add_argument("--skip-injection", action="store_true", help="skip the injection-scan figures")
+    ap.add_argument(
+        "--skip-hostile", action="store_true", help="skip the hostile-client figures (bench_hostile)"
+    )
+    ap.add_argument("--hostile-seconds", type=float, default=10.0, help="length of each hostile HTTP phase")
     ap.add_argument(
         "--graph-sizes",
         type=lambda s: [int(x) for x in s.split(",")],
@@ -149,6 +154,14 @@ def main(argv: list[str] | None = None) -> int:
             review = bench_review_page.measure()
             results += review
             print(table(review), flush=True)
+        if not args.skip_hostile:
+            print(
+                "\n== hostile clients (issue 15; same database; PostgreSQL: bench_hostile.py --pg)",
+                flush=True,
+            )
+            hostile = bench_hostile.measure(engine_db=db, seconds=args.hostile_seconds)
+            results += hostile
+            print(table(hostile), flush=True)
     finally:
         if args.keep_db:
             print(f"kept {db.parent}")

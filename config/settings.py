@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -53,6 +54,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "django_q",
+    "axes",  # login throttling
     "memory",
     "review",
     "wiki",
@@ -61,6 +63,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "web.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -69,6 +72,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: answers a locked-out login attempt
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -148,6 +152,37 @@ LOGOUT_REDIRECT_URL = "login"
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the <body> hx-headers, not the cookie
 X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+# Content-Security-Policy of every page: empty means web.security.DEFAULT_POLICY (the site's own scripts only,
+# nothing inline or evaluated).
+MEMDESK_CSP = os.environ.get("MEMDESK_CSP", "")
+
+# MEMDESK_HTTPS=true: served over HTTPS only (secure cookies, HSTS, HTTP redirected to HTTPS). Behind a proxy
+# that terminates TLS, also set MEMDESK_PROXY_SSL_HEADER=true so the X-Forwarded-Proto header is believed.
+HTTPS = env_bool("MEMDESK_HTTPS", False)
+if HTTPS:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("MEMDESK_HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    if env_bool("MEMDESK_PROXY_SSL_HEADER", False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Login throttling (django-axes): after MEMDESK_LOGIN_FAILURE_LIMIT failed sign-ins for one username from one
+# address, that pair is refused (HTTP 429) for MEMDESK_LOGIN_COOLOFF_MINUTES; a success resets the count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("MEMDESK_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("MEMDESK_LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
 
 # --- background jobs --------------------------------------------------------------------------------------
 # MEMDESK_TASK_BACKEND = "q2" (django-q2, database broker; default), "celery" (Redis broker; run
@@ -174,6 +209,19 @@ MEMDESK_WEBHOOK_URL = os.environ.get("MEMDESK_WEBHOOK_URL", "")
 # --- MCP (SPEC A) -----------------------------------------------------------------------------------------
 # memory_store calls allowed per agent per UTC day (SPEC A3); past it the tool answers ``rate_limited``.
 MEMDESK_MCP_STORE_DAILY_LIMIT = int(os.environ.get("MEMDESK_MCP_STORE_DAILY_LIMIT", "1000"))
+# memory_store_fact calls allowed per token per UTC day (each is injection-scanned: a bounded cost per token).
+MEMDESK_MCP_FACT_DAILY_LIMIT = int(os.environ.get("MEMDESK_MCP_FACT_DAILY_LIMIT", "2000"))
+# Tool calls run on this many database threads per server process (memory.mcp_calls), never on one shared
+# thread; each token may have this many calls in flight and this many calls per second (bursts up to BURST).
+MEMDESK_MCP_WORKERS = int(os.environ.get("MEMDESK_MCP_WORKERS", "8"))
+MEMDESK_MCP_TOKEN_CONCURRENCY = int(os.environ.get("MEMDESK_MCP_TOKEN_CONCURRENCY", "2"))
+MEMDESK_MCP_TOKEN_RATE = float(os.environ.get("MEMDESK_MCP_TOKEN_RATE", "20"))
+MEMDESK_MCP_TOKEN_BURST = int(os.environ.get("MEMDESK_MCP_TOKEN_BURST", "40"))
+# ... and at most this many seconds of CPU per second (bursts of CPU_BURST seconds), charged after each call.
+MEMDESK_MCP_TOKEN_CPU_SHARE = float(os.environ.get("MEMDESK_MCP_TOKEN_CPU_SHARE", "0.05"))
+MEMDESK_MCP_TOKEN_CPU_BURST = float(os.environ.get("MEMDESK_MCP_TOKEN_CPU_BURST", "0.5"))
+# Tokens that spent much of their CPU lately run their calls in this many shared "heavy" lanes.
+MEMDESK_MCP_HEAVY_LANES = int(os.environ.get("MEMDESK_MCP_HEAVY_LANES", "1"))
 
 LOGGING = {
     "version": 1,

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from memory import engine
 from memory.engine import SCOPES
 from memory.models import CATEGORIES, LAYERS
 
@@ -62,7 +63,12 @@ class UTCDateTimeField(forms.Field):
                 raise forms.ValidationError(self.error_messages["invalid"], code="invalid") from None
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=UTC)
-        return parsed.astimezone(UTC)
+        try:  # the engine's bounds: a time near the calendar's ends is a form error, never a 500
+            return engine.parse_time(parsed, field=self.label or "time")
+        except engine.EngineError:
+            raise forms.ValidationError(
+                "Enter a date and time between the years 1 and 9999 (UTC).", code="invalid"
+            ) from None
 
 
 class TimelineForm(forms.Form):

@@ -20,6 +20,10 @@ class GuardSettings:
     enabled: bool = True
     window_secs: int = 3600
     max_per_subject: int = 5
+    # plain memories (no subject) from one low-trust origin within the window (SPEC P5, issue 15 item 9)
+    max_plain_per_origin: int = 10
+    # a write this much less trusted than the value it would supersede is held for a reviewer (SPEC P5a)
+    override_margin: float = 0.4
 
 
 _cache: dict[str, tuple[float, GuardSettings]] = {}
@@ -74,6 +78,10 @@ def guard_settings() -> GuardSettings:
         "enabled": lambda v: isinstance(v, bool),
         "window_secs": lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 30 * 86400,
         "max_per_subject": lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 10_000,
+        "max_plain_per_origin": lambda v: (
+            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 100_000
+        ),
+        "override_margin": lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 < v <= 1,
     }
     for name, ok in checks.items():
         if name not in section:

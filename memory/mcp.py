@@ -10,7 +10,9 @@ One ``MCPServer`` (official SDK 2.x) serves two transports:
   every call, so a revoked token stops working mid-session.
 * streamable HTTP: ``http_app()`` is mounted by ``config/asgi.py`` at ``/mcp``. Every HTTP request must carry
   ``Authorization: Bearer TOKEN``; a missing, unknown, expired or revoked token is answered ``401`` before any
-  MCP handling, with a JSON-RPC error body whose ``error.data.code`` is ``unauthorized``.
+  MCP handling, with a JSON-RPC error body whose ``error.data.code`` is ``unauthorized``. Every request counts
+  against its token's call rate and share of the server (``memory.mcp_calls``); a token over them is answered
+  ``429`` (``Retry-After``) with ``error.data.code`` ``rate_limited`` before its body is read.
 
 The agent namespace always comes from the token, never from arguments, and so does the origin of writes
 (``agent_derived``, or ``mcp_external:…`` for external tokens).
@@ -28,34 +30,37 @@ Argument schema violations (missing, wrong type, unknown argument) are ``invalid
 
 import logging
 import secrets
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import anyio
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memory import engine
-from memory.engine.common import write_transaction
+from memory import engine, mcp_calls
 from memory.engine.types import iso
+from memory.mcp_calls import run_in_pool
 from memory.mcp_registry import (
     ADMIN,
     DESTRUCTIVE,
+    GATE_KEY,
     PRINCIPAL_KEY,
     READ,
     READ_ONLY,
     WRITE,
     WRITES,
+    Tags,
     ToolFailure,
     ToolSet,
     app_tool_sets,
@@ -68,6 +73,7 @@ log = logging.getLogger("memdesk.mcp")
 MAX_TTL_DAYS = 36_500
 UNAUTHORIZED_RPC_CODE = -32001  # JSON-RPC "server error" range: authentication required
 INTERNAL_RPC_CODE = -32603
+RATE_LIMITED_RPC_CODE = -32002  # JSON-RPC "server error" range: the token is over its limits
 
 
 # --- errors ----------------------------------------------------------------------------------------------
@@ -93,6 +99,33 @@ def _internal(tool: str, exc: BaseException) -> ToolFailure:
 
 
 # --- the server ------------------------------------------------------------------------------------------
+
+
+MAX_LIST_ITEMS = engine.MAX_RAW_TAGS  # the longest list any tool takes (tags; ids take 100, facts 20)
+
+
+def _argument_problem(value: Any, where: str = "") -> tuple[str, str] | None:
+    """(field, problem) for the first list longer than any tool takes (checked before its items are walked)
+    or string (value or key) holding a NUL character: one rule on every backend (PostgreSQL cannot store NUL
+    in text, SQLite would)."""
+    if isinstance(value, str):
+        return ((where or "arguments"), "contains a NUL character") if "\x00" in value else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            path = f"{where}.{k}" if where else str(k)
+            if isinstance(k, str) and "\x00" in k:
+                return (where or "arguments"), "has a key with a NUL character"
+            found = _argument_problem(v, path)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        if len(value) > MAX_LIST_ITEMS:
+            return (where or "arguments"), f"has {len(value)} items; no tool takes more than {MAX_LIST_ITEMS}"
+        for i, v in enumerate(value):
+            found = _argument_problem(v, f"{where}.{i}")
+            if found is not None:
+                return found
+    return None
 
 
 class MemdeskMCP(MCPServer[Any]):
@@ -121,6 +154,9 @@ class MemdeskMCP(MCPServer[Any]):
                     f"unknown argument {unknown[0][:80]!r}; this tool takes: {', '.join(sorted(known))}",
                     unknown[0][:80],
                 )
+            problem = _argument_problem(arguments or {})
+            if problem is not None:
+                raise ToolFailure("invalid_argument", f"{problem[0]} {problem[1]}", problem[0])
             return await super().call_tool(name, arguments, context)
         except ToolFailure as failure:
             return failure.result()
@@ -144,6 +180,29 @@ INSTRUCTIONS = (
 )
 
 
+class StrictArguments(FuncMetadata):
+    """A tool's arguments taken as sent (issue 15 item 16): no coercion (``true`` is not a number, ``"5"`` not
+    5, ``5.0`` not an integer) and no pre-parsing of strings as JSON (a string argument that looks like a JSON
+    list stays a string)."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        return data
+
+
+def _strict(meta: FuncMetadata) -> StrictArguments:
+    model = type(
+        meta.arg_model.__name__,
+        (meta.arg_model,),
+        {"model_config": ConfigDict(strict=True), "__module__": meta.arg_model.__module__},
+    )
+    return StrictArguments(
+        arg_model=model,
+        output_schema=meta.output_schema,
+        output_model=meta.output_model,
+        wrap_output=meta.wrap_output,
+    )
+
+
 def build_server() -> MemdeskMCP:
     """Memory's tools, then each installed app's (``<app>/mcp_tools.py``, see ``memory.mcp_registry``)."""
     built = MemdeskMCP(
@@ -160,6 +219,9 @@ def build_server() -> MemdeskMCP:
                 raise ImproperlyConfigured(f"two MCP tools are named {tool.name!r}")
             seen.add(tool.name)
             built.add_tool(tool.fn, annotations=tool.annotations)
+            added = built._tool_manager.get_tool(tool.name)
+            assert added is not None
+            added.fn_metadata = _strict(added.fn_metadata)
     return built
 
 
@@ -204,28 +266,25 @@ def _store(
 ) -> dict[str, Any]:
     valid_until = timezone.now() + timedelta(days=ttl_days) if ttl_days is not None else None
     limit = int(getattr(settings, "MEMDESK_MCP_STORE_DAILY_LIMIT", 1000))
-    return _store_counted(
-        p,
-        limit,
+    return engine.store(
+        agent_id=p.agent_id,
+        origin=p.origin,
+        actor=p.actor,
+        protect=True,
+        quota=("memory_store", limit),  # per agent; a refused call writes nothing
         content=content,
         tags=tags or (),
         layer=layer,
         importance=importance,
         valid_until=valid_until,
-    )
-
-
-@write_transaction  # one transaction (retried on SQLite lock contention): a refused call writes nothing
-def _store_counted(p: engine.Principal, limit: int, **kwargs: Any) -> dict[str, Any]:
-    engine.consume_quota(agent_id=p.agent_id, kind="memory_store", limit=limit)
-    return engine.store(agent_id=p.agent_id, origin=p.origin, actor=p.actor, protect=True, **kwargs).to_dict()
+    ).to_dict()
 
 
 @tools.tool(annotations=WRITES)
 async def memory_store(
     ctx: Context,
     content: Annotated[str, Field(description="The memory text (at most 64 KB)")],
-    tags: Annotated[list[str] | None, Field(description="Up to 50 short tags")] = None,
+    tags: Tags = None,
     layer: Layer = "episodic",
     importance: Annotated[float, Field(ge=0, le=10, description="0–10, default 5")] = 5.0,
     ttl_days: Annotated[
@@ -242,8 +301,14 @@ async def memory_store(
 def _store_fact(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
     kwargs["derived_from"] = kwargs["derived_from"] or ()
     kwargs["source_event"] = kwargs["source_event"] or ""
+    limit = int(getattr(settings, "MEMDESK_MCP_FACT_DAILY_LIMIT", 2000))
     result = engine.store_temporal(
-        agent_id=p.agent_id, origin=p.origin, actor=p.actor, protect=True, **kwargs
+        agent_id=p.agent_id,
+        origin=p.origin,
+        actor=p.actor,
+        protect=True,
+        quota=(f"memory_store_fact:token-{p.token_id}", limit),  # per token: each write is scanned
+        **kwargs,
     )
     return result.to_dict()
 
@@ -271,7 +336,8 @@ async def memory_store_fact(
     session_id: str | None = None,
 ) -> CallToolResult:
     """Store a temporal fact (subject, predicate, object). A newer value supersedes the current one; an older
-    valid_from inserts a historical segment; the same value reaffirms. Needs memory:write.
+    valid_from inserts a historical segment; the same value reaffirms. Needs memory:write. Limited per token
+    per UTC day (2000 by default).
     Returns {id, outcome} with outcome stored | reaffirmed | quarantined | dropped."""
     return await invoke(
         ctx,
@@ -338,7 +404,7 @@ async def memory_search(
     query: Annotated[str, Field(description="Plain text; never interpreted as query syntax")],
     limit: Annotated[int, Field(ge=1, le=100)] = 10,
     layer: Layer | None = None,
-    tags: Annotated[list[str] | None, Field(description="Only memories carrying all these tags")] = None,
+    tags: Tags = None,
 ) -> CallToolResult:
     """Search your current memories (full text, ranked by relevance, importance, recency and trust).
     Needs memory:read. Returns {results, total, query_id}; pass query_id to memory_feedback."""
@@ -370,20 +436,24 @@ async def memory_fetch_batch(
     return await invoke(ctx, READ, _fetch_batch, ids=ids)
 
 
+def _held(record: dict[str, Any]) -> dict[str, Any]:
+    """A quarantined row as an agent sees it (SPEC P7): that it exists (id, times, origin, trust), never its
+    text; people see it on the quarantine desk."""
+    empty: dict[str, Any] = {"content": "", "object": None, "tags": [], "metadata": {}, "source_event": ""}
+    return {**record, **empty, "derived_from": [], "reaffirmed_by": []}
+
+
 def _history(p: engine.Principal, *, subject: str, predicate: str) -> dict[str, Any]:
     records = engine.get_history(agent_id=p.agent_id, subject=subject, predicate=predicate)
-    return {
-        "subject": subject,
-        "predicate": predicate,
-        "records": [r.to_dict() for r in records],
-        "total": len(records),
-    }
+    shown = [_held(r.to_dict()) if r.quarantined and not r.retracted else r.to_dict() for r in records]
+    return {"subject": subject, "predicate": predicate, "records": shown, "total": len(records)}
 
 
 @tools.tool(annotations=READ_ONLY)
 async def memory_get_history(ctx: Context, subject: Subject, predicate: Predicate) -> CallToolResult:
     """Every value a fact ever had, oldest world time first, superseded and retracted rows included and
-    marked. Needs memory:read. Returns {subject, predicate, records, total}."""
+    marked; a row held for review (quarantined) shows only that it exists, never its text. Needs memory:read.
+    Returns {subject, predicate, records, total}."""
     return await invoke(ctx, READ, _history, subject=subject, predicate=predicate)
 
 
@@ -602,18 +672,44 @@ def _http_error(
 
 
 class BearerAuth:
-    """Resolve ``Authorization: Bearer`` to a Principal before the MCP transport sees the request."""
+    """Resolve ``Authorization: Bearer`` to a Principal before the MCP transport sees the request. Every
+    response carries ``Server-Timing: app;dur=<ms>``: the server's time from the request to its answer."""
 
     def __init__(self, app: ASGIApp):
         self.app = app
-        self._authenticate = sync_to_async(_authenticate, thread_sensitive=True)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan: starts the SDK's session manager
             await self.app(scope, receive, send)
             return
+        started = time.perf_counter()
+
+        async def timed(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                took = f"app;dur={(time.perf_counter() - started) * 1000:.1f}".encode()
+                message = {**message, "headers": [*message.get("headers", []), (b"server-timing", took)]}
+            await send(message)
+
+        await self._call(scope, receive, timed)
+
+    async def _call(self, scope: Scope, receive: Receive, send: Send) -> None:
+        secret = _bearer(scope)
+        # a token's limits are kept under its secret's hash, so an over-limit client is refused before its
+        # request costs a database lookup
+        key = engine.hash_secret(secret) if secret and len(secret) <= 200 else None
+        charge = None
+        if key is not None:
+            try:
+                charge = mcp_calls.gate.request(key)
+            except engine.RateLimited as exc:
+                wait = exc.details.get("retry_after")
+                headers = {"Retry-After": str(max(1, round(wait)))} if isinstance(wait, int | float) else None
+                await _http_error(429, RATE_LIMITED_RPC_CODE, ToolFailure.from_engine(exc), headers)(
+                    scope, receive, send
+                )
+                return
         try:
-            principal = await self._authenticate(_bearer(scope))
+            principal = await run_in_pool(_authenticate, secret)
         except engine.EngineError as exc:
             challenge = {"WWW-Authenticate": 'Bearer realm="memdesk", error="invalid_token"'}
             await _http_error(401, UNAUTHORIZED_RPC_CODE, ToolFailure.from_engine(exc), challenge)(
@@ -624,7 +720,25 @@ class BearerAuth:
             await _http_error(500, INTERNAL_RPC_CODE, _internal("authentication", exc))(scope, receive, send)
             return
         scope[PRINCIPAL_KEY] = principal
-        await self.app(scope, receive, send)
+        scope[GATE_KEY] = key
+        size = 0  # bytes of the request's body and of the answer: what parsing and serialising them cost
+
+        async def counted() -> Message:
+            nonlocal size
+            message = await receive()
+            size += len(message.get("body", b""))
+            return message
+
+        async def answered(message: Message) -> None:
+            nonlocal size
+            size += len(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, counted, answered)
+        finally:
+            if charge is not None:
+                charge(size * mcp_calls.PARSE_SECONDS_PER_BYTE)
 
 
 def transport_security() -> TransportSecuritySettings:

@@ -3,7 +3,8 @@
 A tool is a typed ``async def``: its parameters (``Annotated`` with a ``Field`` description) are the input
 schema, its docstring the description. Its body hands the arguments to ``invoke(ctx, SCOPE, fn, **arguments)``,
 which resolves the caller from the token, checks the scope, runs ``fn(principal, **arguments)`` (the engine
-call and the reply's shape, a JSON-able dict) on the one database thread, and turns an ``EngineError`` into the
+call and the reply's shape, a JSON-able dict) on a database thread of the pool (``memory.mcp_calls``: per-token
+concurrency and rate limits), and turns an ``EngineError`` into the
 JSON error document. Register it on a ``ToolSet`` with its annotations::
 
     tools = ToolSet()
@@ -21,21 +22,23 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from asgiref.sync import sync_to_async
 from django.db import connections
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 
-from memory import engine
+from memory import engine, mcp_calls
 from memory.contrib import app_modules
+from memory.mcp_calls import cpu_timed, run_in_pool
 
 READ = "memory:read"
 WRITE = "memory:write"
 ADMIN = "admin"
 PRINCIPAL_KEY = "memdesk.principal"  # set on the ASGI scope by memory.mcp.BearerAuth
+GATE_KEY = "memdesk.gate_key"  # the key of the token's limits (memory.mcp_calls), set beside it
 TOOLS_MODULE = "mcp_tools"
 
 READ_ONLY = ToolAnnotations(
@@ -48,6 +51,13 @@ DESTRUCTIVE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
 
+
+# Tags as every tool takes them: the list's length and each tag's size are checked before anything else, so a
+# flood of tags costs a bounded amount of work (the engine's check_tags then de-duplicates and counts).
+Tags = Annotated[
+    list[Annotated[str, Field(max_length=engine.MAX_TAG_CHARS)]] | None,
+    Field(max_length=engine.MAX_RAW_TAGS, description=f"Up to {engine.MAX_TAGS} short tags"),
+]
 
 # --- errors ----------------------------------------------------------------------------------------------
 
@@ -75,7 +85,7 @@ class ToolFailure(ToolError):
         )
 
 
-# --- the calling convention: principal, scope, database thread -------------------------------------------
+# --- the calling convention: principal, scope, limits, database threads ----------------------------------
 
 
 def reply(data: dict[str, Any]) -> CallToolResult:
@@ -84,7 +94,7 @@ def reply(data: dict[str, Any]) -> CallToolResult:
 
 
 def db_ready() -> None:
-    """Django's per-request connection hygiene, for the one thread that runs every tool's database work.
+    """Django's per-request connection hygiene, for the database thread that runs a tool's database work.
 
     Like ``close_old_connections`` (a broken connection or one past CONN_MAX_AGE is dropped), except that a
     SQLite connection with CONN_MAX_AGE 0 is kept between calls: reopening it costs about a millisecond per
@@ -122,21 +132,35 @@ def _run_sync(
         raise ToolFailure.from_engine(exc) from None
 
 
-_run_in_db_thread = sync_to_async(_run_sync, thread_sensitive=True)
-
-
 async def invoke(
     ctx: Context[Any, Any], scope: str, fn: Callable[..., dict[str, Any]], **kwargs: Any
 ) -> CallToolResult:
-    """Run ``fn(principal, **kwargs)`` for the caller if its token has ``scope``; its dict is the reply."""
+    """Run ``fn(principal, **kwargs)`` for the caller if its token has ``scope``; its dict is the reply. The
+    call takes one of the token's slots (``mcp_calls.gate``: ``rate_limited`` past its limits) and runs on the
+    pool of database threads."""
     request = ctx.request_context.request
     principal = None
-    if request is not None:  # HTTP: BearerAuth resolved the token for this very request
+    key: Any = "stdio"  # a stdio server serves one token
+    if request is not None:  # HTTP: BearerAuth resolved the token for this very request and counted it
         principal = request.scope.get(PRINCIPAL_KEY)
         if principal is None:
             raise ToolFailure("unauthorized", "missing, unknown, expired or revoked token")
+        key = request.scope.get(GATE_KEY) or principal.token_id
     stdio_secret = getattr(ctx.mcp_server, "stdio_secret", None)  # the token given to ``manage.py mcp``
-    return reply(await _run_in_db_thread(principal, stdio_secret, scope, fn, kwargs))
+    try:
+        with mcp_calls.gate.admit(key, count_call=principal is None) as charge:
+            args = (_run_sync, principal, stdio_secret, scope, fn, kwargs)
+            if mcp_calls.gate.is_heavy(key):
+                args = (mcp_calls.heavy_lane, *args)
+            data, cpu = await run_in_pool(cpu_timed, *args)
+            charge(cpu)
+    except engine.RateLimited as exc:
+        raise ToolFailure.from_engine(exc) from None
+    if isinstance(data, engine.RateLimited):
+        raise ToolFailure.from_engine(data)
+    if isinstance(data, BaseException):
+        raise data
+    return reply(data)
 
 
 # --- registration ----------------------------------------------------------------------------------------

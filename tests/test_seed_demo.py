@@ -96,7 +96,9 @@ class TestSeededDemo:
             "support-bot": "Acme Support",
             "research-bot": "Northwind Research",
         }
-        assert Client().login(username="curator", password=PASSWORD)
+        # through the sign-in form (the login throttle's backend reads the request)
+        signed_in = Client().post("/login/", {"username": "curator", "password": PASSWORD})
+        assert signed_in.status_code == 302 and signed_in.url == "/"
 
     def test_isolation_between_teams(self, seeded: str) -> None:
         users = {u.username: u for u in get_user_model().objects.all()}
@@ -295,8 +297,10 @@ class TestSeededDemo:
         assert derived.invalidated_by_event == "dream_prune" and derived.origin_trust == pytest.approx(0.1)
 
     def test_the_operations_page_shows_the_pass(self, seeded: str) -> None:
+        from django.contrib.auth import get_user_model
+
         client = Client()
-        assert client.login(username="reviewer", password=PASSWORD)
+        client.force_login(get_user_model().objects.get(username="reviewer"))
         [run] = engine.dream_runs(agent_id=A)
         html = client.get(f"/agents/{A}/operations/").content.decode()
         assert f'data-run="{run.id}"' in html and "4 · 4 · 1" in html and "cycle" in html

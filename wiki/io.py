@@ -8,7 +8,7 @@ same validation, revision and pointer helpers as ``wiki.services``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -99,6 +99,7 @@ def page_markdown(page: WikiPage) -> str:
 
 # --- wiki_export / wiki_import ---------------------------------------------------------------------------
 
+MAX_FRONTMATTER_CHARS = 16 * 1024
 FRONTMATTER_KEYS = ("title", "created", "updated", "tags", "author", "trust", "source_type", "last_verified")
 SUMMARY_HEAD = "## Summary\n\n"
 TEXT_HEAD = "\n\n## Original text\n\n"
@@ -175,10 +176,14 @@ def parse_page_file(relpath: str, raw: bytes) -> ParsedPage:
     if not text.startswith("---\n") or "\n---\n" not in text[3:]:
         raise _bad(relpath, "no YAML frontmatter (--- … ---) at the top")
     head, body = text[4:].split("\n---\n", 1)
+    if len(head) > MAX_FRONTMATTER_CHARS:
+        raise _bad(relpath, f"the frontmatter is longer than {MAX_FRONTMATTER_CHARS} characters")
     try:
         data = yaml.safe_load(head)
     except yaml.YAMLError as exc:
         raise _bad(relpath, f"the frontmatter is not valid YAML ({str(exc).splitlines()[0]})") from None
+    except RecursionError:  # e.g. 50,000 nested lists: the loader recurses once per level
+        raise _bad(relpath, "the frontmatter nests too deeply") from None
     if not isinstance(data, dict):
         raise _bad(relpath, "the frontmatter must be a mapping")
     missing = [k for k in FRONTMATTER_KEYS if k not in data]
@@ -273,11 +278,25 @@ def _pointer_matches(page: WikiPage) -> bool:
     )
 
 
-def import_pages(*, agent_id: str, pages: list[ParsedPage], actor: str = IMPORT_ACTOR) -> ImportReport:
+def as_auto(p: ParsedPage) -> ParsedPage:
+    """A page read from a file as an auto page: trust 0.300, raw_dialogue, whatever the file claimed."""
+    if p.namespace == "auto":
+        return p
+    return replace(p, namespace="auto", trust=AUTO_TRUST, source_type=AUTO_SOURCE_TYPE)
+
+
+def import_pages(
+    *, agent_id: str, pages: list[ParsedPage], actor: str = IMPORT_ACTOR, trust_curated: bool = False
+) -> ImportReport:
     """Create or update the agent's pages from parsed files, all or nothing; a page already as in its file is
-    left alone, so importing the same folder twice changes nothing. Files are scanned for prompt injection."""
+    left alone, so importing the same folder twice changes nothing. Files are scanned for prompt injection.
+
+    A file under ``curated/`` is imported as an auto page (trust 0.300, waiting for a curator's promotion)
+    unless ``trust_curated``: an admin's explicit word that the files' curation is to be believed."""
     agent_id = engine.check_agent_id(agent_id)
     actor = engine.check_actor(actor)
+    if not trust_curated:
+        pages = [as_auto(p) for p in pages]
     seen: dict[str, str] = {}
     for p in pages:
         if p.subject in seen:

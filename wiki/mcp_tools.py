@@ -12,7 +12,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from memory import engine
-from memory.mcp_registry import ADMIN, READ_ONLY, WRITE, WRITES, ToolSet, invoke
+from memory.mcp_registry import ADMIN, READ_ONLY, WRITE, WRITES, Tags, ToolSet, invoke
 
 from . import selectors, services
 
@@ -37,7 +37,7 @@ async def wiki_publish_auto(
         str | None,
         Field(description="^[a-z0-9][a-z0-9-]{0,63}$; default from the title, else <doc_type>-<hash>"),
     ] = None,
-    tags: Annotated[list[str] | None, Field(description="Up to 50 short tags")] = None,
+    tags: Tags = None,
 ) -> CallToolResult:
     """Publish a long-lived document you distilled from conversations (a charter, SOP, spec, policy or
     reference) as a wiki page at auto/<doc_type>/<slug>, trust 0.300, source_type raw_dialogue (you cannot set

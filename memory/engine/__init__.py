@@ -111,6 +111,8 @@ from .injection import ScanResult, scan_fact, scan_injection
 from .provenance import CLASS_ALIASES, origin_class
 from .public import (
     MAX_CONTENT_BYTES,
+    MAX_RAW_TAGS,
+    MAX_TAG_CHARS,
     MAX_TAGS,
     audit_record,
     belief_current_q,
@@ -160,6 +162,7 @@ from .tokens import (
     Unauthorized,
     authenticate,
     consume_quota,
+    hash_secret,
     token_create,
     token_list,
     token_revoke,
@@ -324,6 +327,7 @@ __all__ = [
     "Unauthorized",
     "authenticate",
     "consume_quota",
+    "hash_secret",
     "maybe_consolidate",
     "recall",
     "record_mistake",
@@ -347,6 +351,8 @@ __all__ = [
     "TooManyIds",
     "expire_by_subject",
     "MAX_CONTENT_BYTES",
+    "MAX_RAW_TAGS",
+    "MAX_TAG_CHARS",
     "MAX_TAGS",
     "audit_record",
     "belief_current_q",

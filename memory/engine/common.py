@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import random
 import time
 from collections.abc import Callable, Iterable
@@ -99,22 +100,44 @@ def check_number(value: Any, *, field: str, low: float, high: float) -> float:
     return float(value)
 
 
+MAX_TAG_CHARS = 100
+MAX_RAW_TAGS = 4 * MAX_TAGS  # entries looked at before de-duplication (repeats allowed, floods refused)
+
+
 def check_tags(tags: Any) -> list[str]:
+    """Trimmed, de-duplicated tags in order. Counts and sizes come first, so the work is bounded whatever the
+    caller sends: more than ``MAX_RAW_TAGS`` entries or ``MAX_TAGS`` distinct ones is refused at once."""
     if tags is None:
         return []
-    if isinstance(tags, str) or not isinstance(tags, Iterable):
+    if isinstance(tags, str | bytes | dict) or not isinstance(tags, Iterable):
         raise InvalidArgument("tags must be a list of strings", field="tags")
+    if not isinstance(tags, list | tuple):
+        tags = list(itertools.islice(tags, MAX_RAW_TAGS + 1))
+    if len(tags) > MAX_RAW_TAGS:
+        raise InvalidArgument(f"at most {MAX_TAGS} tags", field="tags", limit=MAX_TAGS)
     out: list[str] = []
+    seen: set[str] = set()
     for tag in tags:
-        if not isinstance(tag, str) or not tag.strip() or len(tag) > 100:
+        if not isinstance(tag, str) or len(tag) > MAX_TAG_CHARS or not tag.strip():
             raise InvalidArgument(
-                "each tag must be a non-empty string of at most 100 characters", field="tags"
+                f"each tag must be a non-empty string of at most {MAX_TAG_CHARS} characters", field="tags"
             )
-        if tag.strip() not in out:
-            out.append(tag.strip())
-    if len(out) > MAX_TAGS:
-        raise InvalidArgument(f"at most {MAX_TAGS} tags", field="tags")
+        if "\x00" in tag:
+            raise InvalidArgument("a tag contains a NUL character", field="tags")
+        tag = tag.strip()
+        if tag not in seen:
+            seen.add(tag)
+            out.append(tag)
+            if len(out) > MAX_TAGS:
+                raise InvalidArgument(f"at most {MAX_TAGS} tags", field="tags", limit=MAX_TAGS)
     return out
+
+
+# Times are accepted between these bounds (UTC), so that no later arithmetic of the engine (a window, a TTL, a
+# key's next segment) or of a database can overflow: near the calendar's ends ("9999-12-31T23:00:00-05:00" is
+# year 10000 in UTC) a time is ``invalid_time``, never an internal error.
+MIN_TIME = datetime(1, 1, 2, tzinfo=UTC)
+MAX_TIME = datetime(9999, 12, 30, tzinfo=UTC)
 
 
 def parse_time(value: Any, *, field: str) -> datetime | None:
@@ -135,7 +158,17 @@ def parse_time(value: Any, *, field: str) -> datetime | None:
         raise InvalidTime(f"{field} must be a timezone-aware datetime or an RFC 3339 string", field=field)
     if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
         raise InvalidTime(f"{field} has no timezone; send an offset such as +00:00 or Z", field=field)
-    return value.astimezone(UTC)
+    try:
+        utc = value.astimezone(UTC)
+    except OverflowError:
+        raise InvalidTime(
+            f"{field} is outside the calendar's range once in UTC (years 1 to 9999)", field=field
+        ) from None
+    if not MIN_TIME <= utc <= MAX_TIME:
+        raise InvalidTime(
+            f"{field} must lie between {MIN_TIME:%Y-%m-%d} and {MAX_TIME:%Y-%m-%d} (UTC)", field=field
+        )
+    return utc
 
 
 def check_ids(ids: Any) -> list[str]:
@@ -147,6 +180,8 @@ def check_ids(ids: Any) -> list[str]:
     for i in ids:
         if not isinstance(i, str) or not i or len(i) > 64:
             raise InvalidArgument("each id must be a non-empty string", field="ids")
+        if "\x00" in i:
+            raise InvalidArgument("an id contains a NUL character", field="ids")
         if i not in out:
             out.append(i)
     return out
@@ -157,6 +192,8 @@ def check_source_event(value: Any) -> str:
         return ""
     if not isinstance(value, str) or len(value) > 256:
         raise InvalidArgument("source_event must be a string of at most 256 characters", field="source_event")
+    if "\x00" in value:
+        raise InvalidArgument("source_event contains a NUL character", field="source_event")
     if value in RESERVED_EVENTS:
         raise InvalidArgument(f"source_event {value!r} is reserved", field="source_event")
     return value

@@ -69,8 +69,8 @@ def feedback_record(
         raise InvalidArgument("give exactly one of memory_id or query_id", field="memory_id")
     note_text = c.check_text(note, field="note", required=False, limit=MAX_NOTE) or ""
     if memory_id is not None:
-        if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 64:
-            raise InvalidArgument("memory_id must be a non-empty string", field="memory_id")
+        if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 64 or "\x00" in memory_id:
+            raise InvalidArgument("memory_id must be a non-empty string without NUL", field="memory_id")
         visible = (
             Memory.objects.filter(agent_id=agent_id, id=memory_id, quarantined=False)
             .filter(NOT_RETRACTED)

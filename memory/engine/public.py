@@ -25,6 +25,8 @@ from . import common, text
 from .belief import current_q
 from .common import (
     MAX_CONTENT_BYTES,
+    MAX_RAW_TAGS,
+    MAX_TAG_CHARS,
     MAX_TAGS,
     check_actor,
     check_agent_id,
@@ -42,6 +44,8 @@ MAX_AUDIT_DETAILS_BYTES = 16 * 1024
 
 __all__ = [
     "MAX_CONTENT_BYTES",
+    "MAX_RAW_TAGS",
+    "MAX_TAG_CHARS",
     "MAX_TAGS",
     "audit_record",
     "belief_current_q",

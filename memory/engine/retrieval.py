@@ -18,7 +18,10 @@ from .belief import NOT_RETRACTED, RETRACTED, current_q, current_sql
 from .types import InvalidArgument, MemoryRecord, NotFound, RetrievalWeights, SearchHit
 
 MAX_LIMIT = 100
-PG_DOC_SQL = "memdesk_fts_doc(m.content, m.subject, m.object)"
+# PostgreSQL: the stored document (migration 0012), so no query recomputes it. Rows are read by naming the
+# model's columns: ``m.*`` would also carry the document to the client.
+PG_DOC_SQL = "m.fts_doc"
+ROW_SQL = ", ".join(f"m.{f.column}" for f in Memory._meta.concrete_fields)
 
 
 def _check_limit(limit: Any) -> int:
@@ -44,7 +47,7 @@ def _fts_candidates(
             extra += " AND m.tags @> %s::jsonb"
             params.append(f'["{_json_str(tag)}"]')
         sql = (
-            f"SELECT m.* FROM memories m, to_tsquery('simple', %s) q WHERE m.agent_id = %s AND {PG_DOC_SQL} @@ q"
+            f"SELECT {ROW_SQL} FROM memories m, to_tsquery('simple', %s) q WHERE m.agent_id = %s AND {PG_DOC_SQL} @@ q"
             f" AND {current_sql()}{extra} ORDER BY ts_rank({PG_DOC_SQL}, q) DESC, m.id LIMIT %s"
         )
         return list(Memory.objects.raw(sql, [tsq, agent_id, at, at, *params, n]))
@@ -59,7 +62,7 @@ def _fts_candidates(
     if ranked is not None:
         return ranked
     sql = (
-        "SELECT m.* FROM memories_fts f JOIN memories m ON m.id = f.memory_id"
+        f"SELECT {ROW_SQL} FROM memories_fts f JOIN memories m ON m.id = f.memory_id"
         f" WHERE memories_fts MATCH %s AND m.agent_id = %s AND {current_sql()}{extra}"
         " ORDER BY bm25(memories_fts), m.id LIMIT %s"
     )
@@ -122,7 +125,8 @@ def _sqlite_ranked_prefix(
         return []
     marks = ", ".join(["%s"] * len(passing))
     rows = {
-        m.id: m for m in Memory.objects.raw(f"SELECT m.* FROM memories m WHERE m.id IN ({marks})", passing)
+        m.id: m
+        for m in Memory.objects.raw(f"SELECT {ROW_SQL} FROM memories m WHERE m.id IN ({marks})", passing)
     }
     return [rows[i] for i in passing if i in rows]
 
@@ -203,7 +207,7 @@ def _fuse(
         # one raw statement by primary key (``+m.agent_id``: see _sqlite_ranked_prefix); the ORM's query
         # building cost as much as the read itself
         marks = ", ".join(["%s"] * len(missed))
-        sql = f"SELECT m.* FROM memories m WHERE m.id IN ({marks}) AND +m.agent_id = %s AND {current_sql()}"
+        sql = f"SELECT {ROW_SQL} FROM memories m WHERE m.id IN ({marks}) AND +m.agent_id = %s AND {current_sql()}"
         if connection.vendor == "postgresql":
             sql = sql.replace("+m.agent_id", "m.agent_id")
         rows = {m.id: m for m in Memory.objects.raw(sql, [*missed, agent_id, at, at])}

@@ -16,6 +16,7 @@ from memory.models import FactWrite, Memory
 from . import common as c
 from . import rawsql
 from .belief import believed_sql, current_q, is_believed, is_current, is_retracted
+from .graph.names import MAX_OBJECT_CHARS, check_entity_length
 from .provenance import NON_CORROBORATING, check_origin, effective_trust, origin_class
 from .timeline import Segment, WriteSpan, derive, value_at
 from .types import EngineError, InvalidArgument, InvalidTime, MemoryRecord, NotFound, StoreResult
@@ -93,7 +94,9 @@ def check_fact(
     if subj is None or pred is None:
         missing = "subject" if subj is None else "predicate"
         raise InvalidArgument(f"a fact needs both subject and predicate; {missing} is empty", field=missing)
-    obj = c.check_text(object, field="object", required=False, limit=4096)
+    obj = c.check_text(object, field="object", required=False, limit=MAX_OBJECT_CHARS)
+    check_entity_length(subj, field="subject")
+    check_entity_length(obj, field="object", limit=MAX_OBJECT_CHARS)
     vf = c.parse_time(valid_from, field="valid_from")
     vu = c.parse_time(valid_until, field="valid_until")
     if vf is not None and vu is not None and vu <= vf:

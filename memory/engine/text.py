@@ -16,6 +16,10 @@ CJK_RUN = re.compile(f"[{_CJK}]+")
 _TOKEN = re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]+")
 MAX_QUERY_TOKENS = 32
 MAX_QUERY_CHARS = 10_000
+# A row's document is cut here once normalised (NFKC can make 18 characters of one): bounded indexing work per
+# row. Text a write accepts as ASCII (64 KB of content, a 512-character subject, a 4,096-character object)
+# never lengthens, so it is never cut. PostgreSQL's memdesk_fts_doc cuts at the same length (migration 0012).
+MAX_DOC_CHARS = 72_000
 
 
 def normalise(text: str) -> str:
@@ -52,8 +56,8 @@ def document(*parts: str | None) -> str:
     """
     text = " ".join(part for part in parts if part)
     if text.isascii():
-        return text
-    text = normalise(text)
+        return text[:MAX_DOC_CHARS]
+    text = normalise(text[: MAX_DOC_CHARS * 2])[:MAX_DOC_CHARS]
     return CJK_RUN.sub(_bigram_run, text) if CJK_RUN.search(text) else text
 
 

@@ -39,8 +39,10 @@ class Principal:
 
     @property
     def origin(self) -> str:
-        """SPEC P1/A3: agent writes are agent_derived, external tokens' writes mcp_external."""
-        return f"mcp_external:token-{self.token_id}" if self.external else "agent_derived"
+        """SPEC P1/A2: each token writes under its own origin detail (``agent_derived:token-N``, or
+        ``mcp_external:token-N`` for external tokens), so one compromised token can be purged alone."""
+        kind = "mcp_external" if self.external else "agent_derived"
+        return f"{kind}:token-{self.token_id}"
 
     def has(self, scope: str) -> bool:
         return scope in self.scopes or "admin" in self.scopes
@@ -158,6 +160,25 @@ def authenticate(secret: Any) -> Principal:
     return Principal(token.id, token.agent.agent_id, frozenset(token.scopes), token.external)
 
 
+def check_quota(*, agent_id: str, kind: str, limit: int) -> None:
+    """Raise ``rate_limited`` if ``limit`` uses of today's quota are already counted (a read: a call refused
+    here costs no work; ``consume_quota`` counts the use in the write's transaction)."""
+    from memory.models import DailyCounter
+
+    from .types import RateLimited
+
+    used = (
+        DailyCounter.objects.filter(agent_id=agent_id, day=c.now().date(), kind=kind)
+        .values_list("count", flat=True)
+        .first()
+    )
+    if used is not None and used >= limit:
+        raise RateLimited(
+            f"daily limit of {limit} {kind.split(':')[0]} calls reached; try again tomorrow (UTC)",
+            limit=limit,
+        )
+
+
 @c.write_transaction
 def consume_quota(*, agent_id: str, kind: str, limit: int) -> int:
     """Count one use of a daily quota; raise ``rate_limited`` (and count nothing) past ``limit``."""
@@ -177,6 +198,7 @@ def consume_quota(*, agent_id: str, kind: str, limit: int) -> int:
     )
     if used > limit:
         raise RateLimited(
-            f"daily limit of {limit} {kind} calls reached; try again tomorrow (UTC)", limit=limit
+            f"daily limit of {limit} {kind.split(':')[0]} calls reached; try again tomorrow (UTC)",
+            limit=limit,
         )
     return used

@@ -13,13 +13,14 @@ from memory.models import Memory
 
 from . import common as c
 from . import rawsql
-from .guard import guarded_write, hold_fact, scan_write
+from .guard.protected import guarded_plain, guarded_write
+from .guard.scan import ScanVerdict, record_drop, scan_write
 from .provenance import check_origin, effective_trust
-from .temporal import check_fact, write_fact
+from .temporal import FactInput, check_fact, write_fact
+from .tokens import check_quota, consume_quota
 from .types import InvalidArgument, InvalidTime, StoreResult
 
 
-@c.write_transaction
 def store(
     *,
     agent_id: str,
@@ -34,10 +35,15 @@ def store(
     metadata: dict[str, Any] | None = None,
     valid_until: datetime | str | None = None,
     protect: bool = False,
+    quota: tuple[str, int] | None = None,
     actor: str = "system",
 ) -> StoreResult:
     """A plain timestamped memory (no subject/predicate, so no supersession). ``valid_until`` (optional, in
-    the future) is when it stops being current, e.g. a TTL."""
+    the future) is when it stops being current, e.g. a TTL.
+
+    ``protect`` (agent-facing writes): the injection scan may drop it or hold it (an unfinished scan), and
+    low-trust origins are counted by the guard (SPEC P4, P5). ``quota`` (kind, limit): one use of this daily
+    quota is counted in the write's transaction (``rate_limited`` past it; checked before the scan too)."""
     agent_id = c.check_agent_id(agent_id)
     content = c.check_content(content)
     layer = c.check_layer(layer)
@@ -50,46 +56,66 @@ def store(
     if metadata is not None and not isinstance(metadata, dict):
         raise InvalidArgument("metadata must be an object", field="metadata")
     trust, _ = effective_trust(agent_id=agent_id, origin=origin, requested=origin_trust)
-    if protect:  # agent-facing: the injection scan may drop it or hold it for a person (SPEC P4)
-        scan = scan_write(
-            agent_id=agent_id,
-            actor=actor,
-            content=content,
-            subject=None,
-            predicate=None,
-            obj=None,
-            origin=origin,
-        )
-        if scan.dropped is not None:
-            return scan.dropped
-    t = c.now()
     until = c.parse_time(valid_until, field="valid_until")
-    if until is not None and until <= t:
+    if until is not None and until <= c.now():
         raise InvalidTime("valid_until must be in the future", field="valid_until")
-    mid = c.new_memory_id()
-    rawsql.insert(
-        Memory,
-        dict(
-            id=mid,
-            agent_id=agent_id,
-            content=content,
-            timestamp=t,
-            tags=tag_list,
-            created_at=t,
-            layer=layer,
-            importance=importance,
-            source_event=source_event,
-            valid_from=t,
-            valid_until=until,
-            metadata=metadata or {},
-            origin=origin,
-            origin_trust=trust,
-            ingested_at=t,
-            session_id=session_id,
-        ),
+    if quota is not None:
+        check_quota(agent_id=agent_id, kind=quota[0], limit=quota[1])
+    verdict = scan_write(content) if protect else None  # outside the write lock: no database work
+    t = c.now()
+    values = dict(
+        id=c.new_memory_id(),
+        agent_id=agent_id,
+        content=content,
+        timestamp=t,
+        tags=tag_list,
+        created_at=t,
+        layer=layer,
+        importance=importance,
+        source_event=source_event,
+        valid_from=t,
+        valid_until=until,
+        metadata=metadata or {},
+        origin=origin,
+        origin_trust=trust,
+        ingested_at=t,
+        session_id=session_id,
     )
-    c.ensure_agent(agent_id, bump_generation=False)
-    return StoreResult(mid, "stored")
+    return _store_plain(values, verdict=verdict, protect=protect, quota=quota, actor=actor)
+
+
+@c.write_transaction
+def _store_plain(
+    values: dict[str, Any],
+    *,
+    verdict: ScanVerdict | None,
+    protect: bool,
+    quota: tuple[str, int] | None,
+    actor: str,
+) -> StoreResult:
+    if verdict is not None and verdict.blocked:
+        if quota is not None:
+            consume_quota(agent_id=values["agent_id"], kind=quota[0], limit=quota[1])
+        return record_drop(
+            verdict,
+            agent_id=values["agent_id"],
+            actor=actor,
+            content=values["content"],
+            subject=None,
+            origin=values["origin"],
+        )
+    if protect:
+        return guarded_plain(
+            values,
+            hold=verdict.hold_reason if verdict else "",
+            hold_extra=verdict.hold_extra if verdict else None,
+            quota=quota,
+        )
+    if quota is not None:
+        consume_quota(agent_id=values["agent_id"], kind=quota[0], limit=quota[1])
+    rawsql.insert(Memory, values)
+    c.ensure_agent(values["agent_id"], bump_generation=False)
+    return StoreResult(values["id"], "stored")
 
 
 def store_temporal(
@@ -112,12 +138,13 @@ def store_temporal(
     importance: float = 5.0,
     tags: Any = (),
     protect: bool = False,
+    quota: tuple[str, int] | None = None,
     actor: str = "system",
 ) -> StoreResult:
     """Write a fact: supersede, insert a historical segment, or reaffirm (SPEC T1–T5).
 
-    ``protect`` (agent-facing writes): the injection scan may drop it and the burst guard may quarantine it
-    (SPEC P4, P5)."""
+    ``protect`` (agent-facing writes): the injection scan may drop it or hold it, the burst guard may
+    quarantine it and the trust gate may hold it (SPEC P4, P5, P5a). ``quota`` as for ``store``."""
     actor = c.check_actor(actor)
     fact = check_fact(
         agent_id=agent_id,
@@ -138,18 +165,31 @@ def store_temporal(
         importance=importance,
         tags=tags,
     )
-    if protect:
-        scan = scan_write(
-            agent_id=fact.agent_id,
-            actor=actor,
-            content=fact.content,
-            subject=fact.subject,
-            predicate=fact.predicate,
-            obj=fact.object,
-            origin=fact.origin,
-        )
-        if scan.dropped is not None:
-            return scan.dropped
-        if scan.hold is not None:
-            return hold_fact(fact, injection=scan.hold)
-    return guarded_write(fact) if protect else write_fact(fact)
+    if quota is not None:
+        check_quota(agent_id=fact.agent_id, kind=quota[0], limit=quota[1])
+    if not protect:
+        return _counted(fact, quota) if quota is not None else write_fact(fact)
+    verdict = scan_write(fact.content, fact.subject, fact.predicate, fact.object)
+    if verdict.blocked:
+        return _drop(fact, verdict, quota=quota, actor=actor)
+    return guarded_write(fact, hold=verdict.hold_reason, hold_extra=verdict.hold_extra, quota=quota)
+
+
+@c.write_transaction
+def _counted(fact: FactInput, quota: tuple[str, int]) -> StoreResult:
+    consume_quota(agent_id=fact.agent_id, kind=quota[0], limit=quota[1])
+    return write_fact(fact)
+
+
+@c.write_transaction
+def _drop(fact: FactInput, verdict: ScanVerdict, *, quota: tuple[str, int] | None, actor: str) -> StoreResult:
+    if quota is not None:
+        consume_quota(agent_id=fact.agent_id, kind=quota[0], limit=quota[1])
+    return record_drop(
+        verdict,
+        agent_id=fact.agent_id,
+        actor=actor,
+        content=fact.content,
+        subject=fact.subject,
+        origin=fact.origin,
+    )

@@ -237,6 +237,15 @@ def test_bad_time_is_a_form_error(member, agent, story):
     assert "Enter a date and time" in response.content.decode()
 
 
+@pytest.mark.parametrize("edge", ["9999-12-31T23:00:00-05:00", "0001-01-01T01:00:00%2B05:00"])
+@pytest.mark.parametrize("field", ["at", "as_of"])
+def test_a_time_near_the_calendars_ends_is_a_form_error_not_a_500(member, agent, story, edge, field):
+    """Issue 15 item 14: these overflowed once in UTC (a 500 on ?as_of=)."""
+    response = member.get(url(agent.agent_id, f"{KEY}&{field}={edge.replace('-05:00', '-05%3A00')}"))
+    assert response.status_code == 200
+    assert "between the years 1 and 9999" in response.content.decode()
+
+
 def test_as_of_form_swaps_only_the_answer_over_htmx(member, agent, story):
     page = member.get(url(agent.agent_id)).content.decode()
     form = re.search(r'<form id="asof-form"[^>]*>', page, re.S).group(0)

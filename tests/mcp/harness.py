@@ -50,6 +50,10 @@ def child_env(db_path: Path) -> dict[str, str]:
         MEMDESK_SQLITE_PATH=str(db_path),
         MEMDESK_VAR_DIR=str(db_path.parent),
         MEMDESK_MCP_STORE_DAILY_LIMIT=str(STORE_LIMIT),
+        # the per-token rate limit is tested in-process (test_limits.py); these tests call as fast as they can
+        MEMDESK_MCP_TOKEN_RATE="10000",
+        MEMDESK_MCP_TOKEN_BURST="10000",
+        MEMDESK_MCP_TOKEN_CPU_SHARE="10000",
         PYTHONUNBUFFERED="1",
     )
     return env

@@ -6,6 +6,7 @@ never depends on another test's writes.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import uuid
@@ -138,6 +139,46 @@ BAD_ARGUMENTS: list[tuple[str, str, dict[str, Any], str, str | None]] = [
     ("adm", "memory_invalidate_by_origin", {}, "invalid_argument", "origin"),
     ("adm", "memory_invalidate_by_origin", {"origin": "x", "since": "2024-01-01"}, "invalid_time", "since"),
     ("a_rw", "memory_teleport", {}, "unknown_tool", "name"),
+    # issue 15 item 14: times near the calendar's ends (they overflowed once in UTC: internal_error)
+    (
+        "a_rw",
+        "memory_store_fact",
+        {**FACT, "valid_from": "9999-12-31T23:00:00-05:00"},
+        "invalid_time",
+        "valid_from",
+    ),
+    (
+        "a_rw",
+        "memory_store_fact",
+        {**FACT, "valid_until": "0001-01-01T01:00:00+05:00"},
+        "invalid_time",
+        "valid_until",
+    ),
+    ("a_rw", "memory_get_at", {**AT, "at": "9999-12-31T23:00:00-05:00"}, "invalid_time", "at"),
+    ("a_rw", "memory_get_at", {**AT, "as_of": "0001-01-01T01:00:00+05:00"}, "invalid_time", "as_of"),
+    (
+        "adm",
+        "memory_invalidate_by_origin",
+        {"origin": "x", "since": "9999-12-31T23:00:00-05:00"},
+        "invalid_time",
+        "since",
+    ),
+    # issue 15 item 15: NUL characters, one rule on both backends
+    ("a_rw", "memory_store", {"content": "x", "tags": ["a\x00b"]}, "invalid_argument", "tags.0"),
+    ("a_rw", "memory_store_fact", {**FACT, "source_event": "ev\x00"}, "invalid_argument", "source_event"),
+    ("a_rw", "memory_store_fact", {**FACT, "derived_from": ["m_\x00"]}, "invalid_argument", "derived_from.0"),
+    ("a_rw", "memory_read", {"id": "m_\x00x"}, "invalid_argument", "id"),
+    ("a_rw", "memory_fetch_batch", {"ids": ["m_1", "m_\x00"]}, "invalid_argument", "ids.1"),
+    ("a_rw", "memory_search", {"query": "x", "tags": ["\x00"]}, "invalid_argument", "tags.0"),
+    ("a_rw", "memory_get_history", {"subject": "s\x00", "predicate": "p"}, "invalid_argument", "subject"),
+    ("a_rw", "memory_feedback", {"verdict": "+", "memory_id": "m_\x00"}, "invalid_argument", "memory_id"),
+    ("a_rw", "wiki_publish_auto", {**PAGE, "tags": ["ok", "n\x00l"]}, "invalid_argument", "tags.1"),
+    # issue 15 item 16: strict types, no coercion
+    ("a_rw", "memory_store", {"content": "x", "importance": True}, "invalid_argument", "importance"),
+    ("a_rw", "memory_store", {"content": "x", "importance": "5"}, "invalid_argument", "importance"),
+    ("a_rw", "memory_search", {"query": "x", "limit": "10"}, "invalid_argument", "limit"),
+    ("a_rw", "memory_search", {"query": "x", "limit": 10.0}, "invalid_argument", "limit"),
+    ("a_rw", "memory_store_fact", {**FACT, "confidence": "1"}, "invalid_argument", "confidence"),
     ("a_rw", "memory_alias_add", {"canonical": "zhixu"}, "invalid_argument", "alias"),
     ("a_rw", "memory_alias_add", {"canonical": "zhixu", "alias": " ZHIXU "}, "invalid_argument", "alias"),
     ("a_rw", "memory_alias_add", {"canonical": "  ", "alias": "boss"}, "invalid_argument", "canonical"),
@@ -268,7 +309,7 @@ class Scenarios:
         row = mcp.row(stored["id"])
         assert (row["agent_id"], row["origin"], row["origin_trust"], row["layer"]) == (
             "agent-a",
-            "agent_derived",
+            f"agent_derived:token-{mcp.tokens['a_rw']['id']}",  # each token its own origin (SPEC A2)
             0.6,
             "semantic",
         )
@@ -342,7 +383,8 @@ class Scenarios:
         assert old["superseded_by"] == berlin["id"] and old["invalidated_by_event"] == "chat-2"
         assert new["supersedes"] == paris["id"] and new["valid_until"] is None and new["object"] == "Berlin"
         assert [r["source_event"] for r in new["reaffirmed_by"]] == ["chat-3"]
-        assert old["origin"] == new["origin"] == "agent_derived" and old["ingested_at"]
+        assert old["origin"] == new["origin"] == f"agent_derived:token-{mcp.tokens['a_rw']['id']}"
+        assert old["ingested_at"]
 
         then = mcp.ok("a_rw", "memory_get_at", {**key, "at": "2021-03-01T12:00:00+01:00"})
         assert then["found"] is True and then["record"]["object"] == "Paris"
@@ -429,10 +471,11 @@ class Scenarios:
         assert (
             mcp.err("a_rw", "memory_invalidate_by_origin", {"origin": "agent_derived"})["code"] == "forbidden"
         )
+        origin = f"agent_derived:token-{mcp.tokens['adm']['id']}"
         purged = mcp.ok(
-            "adm", "memory_invalidate_by_origin", {"origin": "agent_derived", "since": "2000-01-01T00:00:00Z"}
+            "adm", "memory_invalidate_by_origin", {"origin": origin, "since": "2000-01-01T00:00:00Z"}
         )
-        assert purged["origin"] == "agent_derived" and purged["since"] == "2000-01-01T00:00:00Z"
+        assert purged["origin"] == origin and purged["since"] == "2000-01-01T00:00:00Z"
         assert purged["retracted"] >= 1 and set(purged) == {
             "origin",
             "since",
@@ -622,7 +665,11 @@ class Scenarios:
         assert outcomes == ["stored", "dropped", "dropped"]
         assert out["results"][2]["reason"].startswith("prompt_injection") and out["results"][2]["id"] is None
         row = mcp.row(out["results"][0]["id"])
-        assert (row["session_id"], row["confidence"], row["origin"]) == ("chat-7", 0.6, "agent_derived")
+        assert (row["session_id"], row["confidence"], row["origin"]) == (
+            "chat-7",
+            0.6,
+            f"agent_derived:token-{mcp.tokens['a_rw']['id']}",
+        )
         assert (
             mcp.query("SELECT count(*) FROM memories WHERE subject = ? AND predicate = 'note'", who)[0][0]
             == 0
@@ -671,6 +718,16 @@ class Scenarios:
         assert batch["total_found"] == 0
         pending = mcp.query("SELECT status, payload FROM approvals WHERE subject = ?", who)
         assert len(pending) == 1 and pending[0]["status"] == "pending"
+        # an agent's history shows that a row is held, never its text (SPEC P7; issue 15 item 17)
+        history = mcp.ok("a_rw", "memory_get_history", {"subject": who, "predicate": "lives_in"})
+        held = [r for r in history["records"] if r["quarantined"]]
+        assert len(held) == 1 and held[0]["id"] == outcomes[0]["id"]
+        assert (
+            held[0]["content"] == "" and held[0]["object"] is None and held[0]["origin"].startswith("mcp_ext")
+        )
+        assert "evil" not in json.dumps(history)
+        shown = [r for r in history["records"] if not r["quarantined"]]
+        assert [r["object"] for r in shown] == ["Lisbon"]
 
     # --- wiki (SPEC W1–W4) ----------------------------------------------------------------------------
 

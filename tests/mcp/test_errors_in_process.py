@@ -115,3 +115,12 @@ def test_a_crash_while_authenticating_is_a_generic_500(monkeypatch, caplog) -> N
     error = json.loads(body["body"])["error"]
     assert error["code"] == -32603 and error["data"]["code"] == "internal_error"
     assert any(r.exc_info for r in caplog.records)
+
+
+def test_a_flood_of_tags_is_an_argument_error_before_the_engine_runs(signed_in, monkeypatch) -> None:
+    """Issue 15 item 2: 50,000 tags from a read-only token were read one by one by a quadratic check."""
+    monkeypatch.setattr(memory_mcp, "_search", lambda *a, **k: pytest.fail("the engine must not run"))
+    error = error_of(call("memory_search", {"query": "x", "tags": [f"t{i}" for i in range(50_000)]}))
+    assert error["code"] == "invalid_argument" and error["field"] == "tags"
+    error = error_of(call("memory_search", {"query": "x", "tags": ["x" * 101]}))
+    assert error["code"] == "invalid_argument" and error["field"].startswith("tags")

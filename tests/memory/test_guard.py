@@ -106,7 +106,10 @@ def test_a_burst_is_quarantined_whole_and_reads_return_what_they_did_before():
     clean_world()
     before = snapshot()
     results = burst(6)
-    assert [r.outcome for r in results] == ["stored"] * 4 + ["quarantined"] * 2
+    # the first two would replace user_direct values (trust 1.0) at trust 0.3: held alone (SPEC P5a); the
+    # fifth write trips the burst guard, whose batch they join
+    assert [r.outcome for r in results] == ["quarantined"] * 2 + ["stored"] * 2 + ["quarantined"] * 2
+    assert "low_trust_override" in results[0].reason
     assert snapshot() == before
     request = ApprovalRequest.objects.get()
     assert request.status == "pending" and request.origin == BAD and request.subject == "alice"
@@ -130,13 +133,22 @@ def test_writes_spread_beyond_the_window_never_trip():
 
 
 def test_counters_are_per_origin_and_per_subject():
+    """Per origin and subject; low-trust origins also per class (issue 15 item 8), so the two origins here
+    are of two classes."""
     for k in range(4):
         with time_machine.travel(T0 + timedelta(minutes=k), tick=False):
             write(f"p{k}", "x", origin="channel:a")
-            write(f"p{k}", "y", origin="channel:b")
+            write(f"p{k}", "y", origin="tool_echo:b")
             write(f"p{k}", "z", origin="channel:a", subject="bob")
     assert not ApprovalRequest.objects.exists()
-    assert GuardCounter.objects.count() == 3
+    assert sorted(GuardCounter.objects.values_list("origin", "subject")) == [
+        ("channel:*", "alice"),
+        ("channel:*", "bob"),
+        ("channel:a", "alice"),
+        ("channel:a", "bob"),
+        ("tool_echo:*", "alice"),
+        ("tool_echo:b", "alice"),
+    ]
 
 
 def test_unprotected_operator_writes_are_not_counted():

@@ -303,7 +303,8 @@ def full_file(tmp_path: Path) -> Path:
 
 
 def test_full_schema_keeps_every_column(full_file: Path) -> None:
-    result = import_legacy(path=full_file)
+    # an admin's explicit choice to trust the file's origins (else trust is capped at the import class)
+    result = import_legacy(path=full_file, trust_origins=True)
     assert (result.inserted, result.skipped, result.total) == (9, 0, 9)
     assert result.columns == [*BASE_DDL, *LATER_DDL]
     assert result.problems == [] and result.repaired_keys == 0 and result.trust_lowered == 0
@@ -553,7 +554,7 @@ def test_trust_ceiling_by_origin_class_and_derived_sources(tmp_path: Path) -> No
         ),
         base_row("t5", "no origin", origin=None, origin_trust=0.5),
     ]
-    result = import_legacy(path=legacy_file(tmp_path / "trust.sqlite3", rows, later))
+    result = import_legacy(path=legacy_file(tmp_path / "trust.sqlite3", rows, later), trust_origins=True)
     trust = dict(Memory.objects.values_list("id", "origin_trust"))
     assert trust == {"t1": 0.3, "t2": 1.0, "t3": 0.3, "t4": 0.0, "t5": 0.5}
     assert Memory.objects.get(id="t5").origin == "import"
@@ -812,7 +813,7 @@ def test_bad_files_raise_and_write_nothing(tmp_path: Path, kind: str) -> None:
 
 def test_command_imports_and_reports(full_file: Path) -> None:
     out = io.StringIO()
-    call_command("import_memories", str(full_file), stdout=out)
+    call_command("import_memories", str(full_file), "--agent-map", f"{A}={A}", stdout=out)
     assert "imported 9 of 9 rows" in out.getvalue()
     out = io.StringIO()
     call_command("import_memories", str(full_file), "--agent", A, "--json", stdout=out)
@@ -824,5 +825,5 @@ def test_command_bad_file(tmp_path: Path) -> None:
     path = tmp_path / "x.db"
     path.write_text("nope " * 100)
     with pytest.raises(CommandError, match="invalid_import_file"):
-        call_command("import_memories", str(path))
+        call_command("import_memories", str(path), "--agent", A)
     _assert_nothing_written()

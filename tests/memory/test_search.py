@@ -225,8 +225,8 @@ def test_list_recent_and_summarize_exclude_quarantined_and_retracted():
 
 
 @pytest.mark.postgres
-def test_postgres_search_uses_the_gin_expression_index(on_postgres):
+def test_postgres_search_uses_the_gin_index_on_the_stored_document(on_postgres):
     assert on_postgres
     with connection.cursor() as cur:
-        cur.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_fts_gin'")
+        cur.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_fts_doc_gin'")
         assert "gin" in cur.fetchone()[0].lower()

@@ -25,7 +25,7 @@ def test_create_shows_the_secret_once_and_stores_only_its_hash():
         A,
         frozenset({"memory:read", "memory:write"}),
         False,
-        "agent_derived",
+        f"agent_derived:token-{token.id}",  # each token its own origin detail (SPEC A2, issue 15 item 8)
     )
     assert AuditEvent.objects.filter(action="token_create").count() == 1
 

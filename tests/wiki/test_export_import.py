@@ -3,6 +3,7 @@ nothing."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from io import StringIO
 from pathlib import Path
 
@@ -113,7 +114,8 @@ def test_import_restores_the_pages_with_their_pointer_rows_and_a_second_import_c
     tmp_path, pages
 ):
     run("wiki_export", str(tmp_path), "--agent", A)
-    out = run("wiki_import", str(tmp_path), "--agent", B)
+    # an admin restoring an export: the curated pages' curation is believed (--trust-curated)
+    out = run("wiki_import", str(tmp_path), "--agent", B, "--trust-curated")
     assert "2 created, 0 updated, 0 unchanged" in out
     restored = {p.path: p for p in WikiPage.objects.filter(agent_id=B)}
     assert set(restored) == {"auto/sop/deploy-runbook", "curated/policy/refund-policy"}
@@ -137,11 +139,13 @@ def test_import_restores_the_pages_with_their_pointer_rows_and_a_second_import_c
     assert AuditEvent.objects.filter(agent_id=B, action="wiki_import").count() == 1
 
     before = state()
-    out = run("wiki_import", str(tmp_path), "--agent", B)
+    out = run("wiki_import", str(tmp_path), "--agent", B, "--trust-curated")
     assert "0 created, 0 updated, 2 unchanged" in out
     assert state() == before
     # the agent the files came from: already as in the files
-    assert "0 created, 0 updated, 2 unchanged" in run("wiki_import", str(tmp_path), "--agent", A)
+    assert "0 created, 0 updated, 2 unchanged" in run(
+        "wiki_import", str(tmp_path), "--agent", A, "--trust-curated"
+    )
     assert state() == before
 
 
@@ -153,7 +157,7 @@ def test_an_edited_file_updates_its_page_with_a_revision(tmp_path, pages):
         path.read_text(encoding="utf-8").replace("title: Deploy runbook", "title: Deploy runbook v2"),
         encoding="utf-8",
     )
-    out = run("wiki_import", str(tmp_path), "--agent", A)
+    out = run("wiki_import", str(tmp_path), "--agent", A, "--trust-curated")
     assert "0 created, 1 updated, 1 unchanged" in out
     sop.refresh_from_db()
     assert sop.title == "Deploy runbook v2" and sop.revisions.count() == 2
@@ -222,3 +226,42 @@ def test_import_needs_a_folder(tmp_path):
     with pytest.raises(CommandError, match="invalid_wiki_file"):
         run("wiki_import", str(tmp_path / "missing"), "--agent", B)
     assert not Path(tmp_path / "missing").exists()
+
+
+# --- issue 15 item 13: what a file may claim, and files that would crash the parser -------------------------
+
+
+def test_a_curated_file_comes_in_as_an_auto_page_unless_an_admin_trusts_it(tmp_path, pages):
+    run("wiki_export", str(tmp_path), "--agent", A)
+    assert "\ntrust: 0.800\n" in (tmp_path / "curated/policy/refund-policy.md").read_text(encoding="utf-8")
+    out = run("wiki_import", str(tmp_path), "--agent", B)
+    assert "2 created" in out
+    page = WikiPage.objects.get(agent_id=B, slug="refund-policy")
+    # before: curated at the file's trust, straight from a file
+    assert (page.path, page.trust, page.source_type) == (
+        "auto/policy/refund-policy",
+        Decimal("0.300"),
+        "raw_dialogue",
+    )
+    [row] = Memory.objects.filter(agent_id=B, subject=page.pointer_subject, valid_until__isnull=True)
+    assert row.origin_trust == 0.3 and row.object == page.path
+    assert page.revisions.get().accepted is False
+    assert "0 created, 0 updated, 2 unchanged" in run("wiki_import", str(tmp_path), "--agent", B)
+
+
+@pytest.mark.parametrize(
+    ("head", "needle"),
+    [
+        ("tags: " + "[" * 50_000 + "]" * 50_000, "longer than"),  # before: a RecursionError traceback
+        ("tags: " + "[" * 8_000 + "]" * 8_000, "nests too deeply"),
+        ("title: x\nnote: " + "y" * 20_000, "longer than"),
+    ],
+    ids=["50000-deep", "8000-deep", "long"],
+)
+def test_a_pathological_frontmatter_is_a_clean_invalid_wiki_file(tmp_path, head, needle):
+    folder = tmp_path / "auto/sop"
+    folder.mkdir(parents=True)
+    (folder / "deep.md").write_text(f"---\n{head}\n---\n\n## Summary\n\nx", encoding="utf-8")
+    with pytest.raises(CommandError, match=f"invalid_wiki_file: auto/sop/deep.md: .*{needle}"):
+        run("wiki_import", str(tmp_path), "--agent", B)
+    assert not WikiPage.objects.filter(agent_id=B).exists()

@@ -14,10 +14,8 @@ import numpy as np
 from scipy import sparse
 
 from .aliases import _alias_map
-from .names import _CJK_CHAR, _encode_names, _entity_nodes, _is_word, _strings, normalize_entity
+from .names import _CJK_CHAR, _encode_names, _entity_nodes, _strings
 from .scan import FactColumns, scan_facts
-
-MAX_SEED_QUERY_CHARS = 4000
 
 
 @dataclass
@@ -79,34 +77,10 @@ class Graph:
 
     def seeds(self, query: str) -> list[int]:
         """Entity nodes named in ``query`` (G2): whole words, case-insensitive; names with CJK characters as
-        substrings; an alias seeds its canonical entity."""
-        q = normalize_entity(query)[:MAX_SEED_QUERY_CHARS]
-        found: set[int] = set()
-        n = len(q)
-        if self.word_names and n:
-            word = [_is_word(ch) for ch in q]
-            starts = [i for i in range(n) if q[i] != " " and (i == 0 or not (word[i - 1] and word[i]))]
-            ends = [
-                j for j in range(1, n + 1) if q[j - 1] != " " and (j == n or not (word[j - 1] and word[j]))
-            ]
-            e0 = 0
-            for i in starts:
-                while e0 < len(ends) and ends[e0] <= i:
-                    e0 += 1
-                for k in range(e0, len(ends)):
-                    j = ends[k]
-                    if j - i > self.word_max:
-                        break
-                    node = self.word_names.get(q[i:j])
-                    if node is not None:
-                        found.add(node)
-        if self.cjk_names and _CJK_CHAR.search(q):
-            for i in range(n):
-                for j in range(i + 1, min(n, i + self.cjk_max) + 1):
-                    node = self.cjk_names.get(q[i:j])
-                    if node is not None:
-                        found.add(node)
-        return sorted(found)
+        substrings; an alias seeds its canonical entity. Linear in the query (``seeds.seed_nodes``)."""
+        from .seeds import seed_nodes
+
+        return seed_nodes(self, query)
 
 
 def build_graph(

@@ -33,6 +33,25 @@ NFKC_MAX_EXPANSION = 18
 MAX_ENTITY_CHARS = c.MAX_TRIPLE_PART * NFKC_MAX_EXPANSION
 
 
+# A fact's subject is at most MAX_TRIPLE_PART characters once normalised too (its object at most its own limit):
+# the bound that holds a stored name's entity to a fixed size, whatever NFKC makes of it (issue 15).
+MAX_OBJECT_CHARS = 4096
+
+
+def check_entity_length(value: str | None, *, field: str, limit: int = c.MAX_TRIPLE_PART) -> None:
+    """Refuse a subject or object whose entity name (``normalize_entity``) is longer than ``limit``. ASCII
+    never lengthens (NFKC leaves it, lower-casing keeps its length), so only other text is normalised here."""
+    if value is None or value.isascii():
+        return
+    size = len(normalize_entity(value))
+    if size > limit:
+        raise InvalidArgument(
+            f"{field} is {size} characters once normalised (NFKC); the limit is {limit}",
+            field=field,
+            limit=limit,
+        )
+
+
 def _check_name(value: Any, *, field: str, limit: int = MAX_ENTITY_CHARS) -> str:
     """``value`` normalised. Its length is checked before normalising (bounded work; NFKC can lengthen it)."""
     if not isinstance(value, str):
@@ -72,10 +91,6 @@ class _Resolver:
             hit = self.aliases.get(norm, norm)
             self.memo[raw] = hit
         return hit or None
-
-
-def _is_word(ch: str) -> bool:
-    return (ch.isalnum() or ch == "_") and not _CJK_CHAR.match(ch)
 
 
 # Python's str.split() separators among ASCII characters (normalize_entity folds their runs to one space)

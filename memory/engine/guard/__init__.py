@@ -45,8 +45,8 @@ from .approvals import (
 )
 from .burst import check_burst
 from .outbox import emit, outbox_attempted
-from .protected import guarded_write, hold_fact, store_facts_protected
-from .scan import ScanDecision, hold_reason, scan_write
+from .protected import guarded_plain, guarded_write, store_facts_protected
+from .scan import ScanVerdict, record_drop, scan_write
 from .sweep import sweep
 from .undo import MAX_BULK, BulkOutcome, quarantine_bulk, quarantine_undo
 
@@ -75,9 +75,9 @@ __all__ = [
     "quarantine_reject",
     "quarantine_release",
     "quarantine_undo",
-    "ScanDecision",
-    "hold_fact",
-    "hold_reason",
+    "ScanVerdict",
+    "guarded_plain",
+    "record_drop",
     "scan_write",
     "store_facts_protected",
     "sweep",

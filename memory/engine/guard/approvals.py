@@ -10,7 +10,7 @@ from django.db import connection
 from memory.models import ApprovalRequest, FactWrite, Memory
 
 from .. import common as c
-from ..belief import approval_effects
+from ..belief import NOT_RETRACTED, approval_effects
 from ..claims import (
     AlreadyDecided,
     ClaimedByOther,
@@ -53,45 +53,53 @@ def open_request(
     snippet: str,
     reason: str,
     t: datetime,
+    key: str = "",
+    plain_ids: list[str] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> ApprovalRequest:
-    """Open the batch of (agent, origin, subject), or add to the one pending. ``extra`` goes into the payload
-    (e.g. the injection scan's verdict of a held write)."""
-    pending = (
-        ApprovalRequest.objects.filter(
-            agent_id=agent_id,
-            action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE,
-            origin=origin,
-            subject=subject,
-            status=ApprovalRequest.PENDING,
-        )
-        .order_by("id")
-        .first()
+    """Open the approval request of a held batch, or add to the one pending for this origin and subject (or
+    subject key: a respelled subject joins the batch of its entity). ``plain_ids``: held plain memories;
+    ``extra`` goes into the payload (e.g. the injection scan's record of a suspicious write)."""
+    pending_q = ApprovalRequest.objects.filter(
+        agent_id=agent_id,
+        action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE,
+        origin=origin,
+        status=ApprovalRequest.PENDING,
     )
+    pending = pending_q.filter(subject=subject).order_by("id").first()
+    if pending is None and key:
+        pending = pending_q.filter(payload__key=key).order_by("id").first()
     if pending is not None:  # the burst goes on: later writes join the open batch
-        payload = dict(pending.payload)
-        payload["ids"] = list(dict.fromkeys([*payload.get("ids", []), *memory_ids]))
-        payload["write_ids"] = sorted(set(payload.get("write_ids", [])) | set(write_ids))
-        payload["reason"] = reason or payload.get("reason", "")
-        payload.update(extra or {})
-        ApprovalRequest.objects.filter(id=pending.id).update(payload=payload)
-        pending.payload = payload
+        joined = dict(pending.payload)
+        joined["ids"] = list(dict.fromkeys([*joined.get("ids", []), *memory_ids]))
+        joined["write_ids"] = sorted(set(joined.get("write_ids", [])) | set(write_ids))
+        if plain_ids:
+            joined["plain_ids"] = list(dict.fromkeys([*joined.get("plain_ids", []), *plain_ids]))
+        joined["reason"] = reason or joined.get("reason", "")
+        joined.update(extra or {})
+        ApprovalRequest.objects.filter(id=pending.id).update(payload=joined)
+        pending.payload = joined
         return pending
     ttl = timedelta(seconds=APPROVAL_TTL_SECS)
+    payload: dict[str, Any] = {
+        "origin": origin,
+        "subject": subject,
+        "ids": list(dict.fromkeys(memory_ids)),
+        "write_ids": sorted(set(write_ids)),
+        "snippet": snippet,
+        "reason": reason,
+    }
+    if key:
+        payload["key"] = key
+    if plain_ids:
+        payload["plain_ids"] = list(dict.fromkeys(plain_ids))
+    payload.update(extra or {})
     request = ApprovalRequest.objects.create(
         agent_id=agent_id,
         action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE,
         origin=origin,
-        subject=subject,
-        payload={
-            "origin": origin,
-            "subject": subject,
-            "ids": list(dict.fromkeys(memory_ids)),
-            "write_ids": sorted(set(write_ids)),
-            "snippet": snippet,
-            "reason": reason,
-            **(extra or {}),
-        },
+        subject=subject[:512],
+        payload=payload,
         created_at=t,
         expires_at=t + ttl,
         remind_at=t + ttl * REMIND_FRACTION,
@@ -206,18 +214,41 @@ def _snapshot(writes: list[FactWrite], rows: list[str]) -> dict[str, Any]:
     }
 
 
+def held_plain(request: ApprovalRequest) -> list[str]:
+    """The batch's plain memories still held (quarantined, not retracted)."""
+    ids = request.payload.get("plain_ids") or []
+    if not ids:
+        return []
+    return list(
+        Memory.objects.filter(agent_id=request.agent_id, id__in=ids, quarantined=True, subject__isnull=True)
+        .filter(NOT_RETRACTED)
+        .values_list("id", flat=True)
+    )
+
+
 def _apply_verdict(
     request: ApprovalRequest, *, approve: bool, t: datetime, event: str, undoable: bool = False
 ) -> dict[str, int]:
     writes = _request_writes(request)
+    plain = held_plain(request)
     keys = sorted({(w.subject, w.predicate) for w in writes})
     for subject, predicate in keys:
         c.lock_key(request.agent_id, subject, predicate)
     if undoable:
-        snapshot = _snapshot(writes, [w.memory_id for w in writes if not w.is_reaffirm])
+        snapshot = _snapshot(writes, [w.memory_id for w in writes if not w.is_reaffirm] + plain)
+        snapshot["plain"] = plain
         snapshot["verdict"] = FactWrite.STATE_BELIEVED if approve else FactWrite.STATE_RETRACTED
         ApprovalRequest.objects.filter(id=request.id).update(undo_state=snapshot)
         request.undo_state = snapshot
+    if plain and approve:
+        Memory.objects.filter(id__in=plain).update(quarantined=False)
+    elif plain:
+        Memory.objects.filter(id__in=plain).update(
+            quarantined=False,
+            invalidated_by_event=event or "quarantine_reject",
+            invalidated_at=t,
+            origin_trust=REJECT_TRUST,
+        )
     ids = [w.id for w in writes]
     if approve:
         FactWrite.objects.filter(id__in=ids).update(
@@ -234,7 +265,7 @@ def _apply_verdict(
         Memory.objects.filter(id__in=rows).update(origin_trust=REJECT_TRUST)
     if keys:
         c.bump_generation(request.agent_id)
-    return {"writes": len(ids), "rows": len(rows)}
+    return {"writes": len(ids), "rows": len(rows) + len(plain)}
 
 
 def _decide(

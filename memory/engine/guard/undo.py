@@ -37,9 +37,14 @@ MAX_BULK = 500
 
 
 def _snapshot_origins(snapshot: dict[str, Any]) -> list[str]:
-    """The origins of a decision snapshot's writes, sorted (the order their locks are taken in)."""
+    """The origins of a decision snapshot's writes and plain memories, sorted (the order their locks are taken
+    in)."""
     ids = [int(i) for i in (snapshot.get("writes") or {})]
-    return sorted(set(FactWrite.objects.filter(id__in=ids).values_list("origin", flat=True))) if ids else []
+    origins = set(FactWrite.objects.filter(id__in=ids).values_list("origin", flat=True)) if ids else set()
+    plain = snapshot.get("plain") or []
+    if plain:
+        origins |= set(Memory.objects.filter(id__in=plain).values_list("origin", flat=True))
+    return sorted(origins)
 
 
 def _purge_after(agent_id: str, snapshot: dict[str, Any], since: datetime) -> AuditEvent | None:
@@ -47,7 +52,8 @@ def _purge_after(agent_id: str, snapshot: dict[str, Any], since: datetime) -> Au
     snapshot's writes: same origin, and ingested at or after the purge's own ``since`` (if it had one). A purge
     skips writes a reject had already retracted, so the audit record is what says the purge meant them too."""
     ids = [int(i) for i in (snapshot.get("writes") or {})]
-    if not ids:
+    plain = snapshot.get("plain") or []
+    if not ids and not plain:
         return None
     purges = list(
         AuditEvent.objects.filter(agent_id=agent_id, action="origin_purge", created_at__gte=since).order_by(
@@ -56,13 +62,19 @@ def _purge_after(agent_id: str, snapshot: dict[str, Any], since: datetime) -> Au
     )
     if not purges:
         return None
-    writes = list(
+    writes: list[tuple[str, datetime | None]] = list(
         FactWrite.objects.filter(agent_id=agent_id, id__in=ids).values_list("origin", "ingested_at")
+    )
+    writes += list(
+        Memory.objects.filter(agent_id=agent_id, id__in=plain).values_list("origin", "ingested_at")
     )
     for purge in purges:
         origin = (purge.details or {}).get("origin")
         purge_since = from_iso((purge.details or {}).get("since"))
-        if any(o == origin and (purge_since is None or at >= purge_since) for o, at in writes):
+        if any(
+            o == origin and (purge_since is None or (at is not None and at >= purge_since))
+            for o, at in writes
+        ):
             return purge
     return None
 
@@ -105,6 +117,27 @@ def _restore_rows(snapshot: dict[str, Any], writes: list[FactWrite]) -> None:
         }
         values["quarantined"] = True
         Memory.objects.filter(id=memory_id).update(**values)
+
+
+def _restore_plain(snapshot: dict[str, Any], verdict: str) -> int:
+    """The batch's plain memories held again as they were, if the verdict's change to them still stands."""
+    saved = snapshot.get("rows") or {}
+    plain = snapshot.get("plain") or []
+    if not plain:
+        return 0
+    rows = Memory.objects.filter(id__in=plain, subject__isnull=True)
+    if verdict == FactWrite.STATE_BELIEVED:
+        return rows.filter(quarantined=False, invalidated_by_event__isnull=True).update(quarantined=True)
+    restored = 0
+    for memory_id in plain:
+        trust = (saved.get(memory_id) or {}).get("origin_trust")
+        restored += rows.filter(id=memory_id, invalidated_by_event="quarantine_reject").update(
+            quarantined=True,
+            invalidated_by_event=None,
+            invalidated_at=None,
+            **({"origin_trust": trust} if trust is not None else {}),
+        )
+    return restored
 
 
 @c.write_transaction
@@ -193,6 +226,7 @@ def quarantine_undo(*, request_id: Any, actor: str, reason: str = "undone by the
     for subject, predicate in keys:
         rederive_key(request.agent_id, subject, predicate, at=t)
     _restore_rows(snapshot, writes)
+    _restore_plain(snapshot, verdict)
     if keys:
         c.bump_generation(request.agent_id)
     request.refresh_from_db()

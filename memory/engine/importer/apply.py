@@ -13,10 +13,12 @@ from memory.models import FactWrite, Memory
 
 from .. import common as c
 from ..belief import is_believed
+from ..guard.scan import scan_write
 from ..temporal import rederive_key
 from ..types import ImportResult, InvalidArgument
 from . import sizes
 from .convert import _Converter, _Row, _Skip
+from .fields import ImportPolicy
 from .plan import (
     _believed_interval,
     _diff,
@@ -201,6 +203,7 @@ class _Tally:
     problems: list[dict[str, Any]] = field(default_factory=list)
     repairs: list[dict[str, Any]] = field(default_factory=list)
     per_agent: dict[str, dict[str, int]] = field(default_factory=dict)
+    dropped: list[tuple[str, str, str | None, str, Any]] = field(default_factory=list)  # refused by the scan
 
     def problem(self, row_id: str | None, problems: list[str]) -> None:
         self.problem_rows += 1
@@ -269,6 +272,8 @@ def _batches(
                 tally.count(agent_id, "skipped")
                 continue
         row = conv.convert(raw)
+        if not isinstance(row, _Skip):
+            row = _scanned(row, tally)
         if isinstance(row, _Skip):
             tally.invalid += 1
             tally.problem(row.row_id, [row.reason])
@@ -292,18 +297,53 @@ def _batches(
         yield batch
 
 
+def _scanned(row: _Row, tally: _Tally) -> _Row | _Skip:
+    """The injection scan of an agent write, on every imported row (issue 15 item 12): a blocked row is not
+    imported, and is audited like a dropped write. Every window is scanned (an operator's import has no time
+    budget)."""
+    m = row.memory
+    verdict = scan_write(m.content, m.subject, m.predicate, m.object, budget=None)
+    if not verdict.blocked:
+        return row
+    tally.dropped.append((m.agent_id, m.id, m.subject, m.origin, verdict))
+    return _Skip(m.id, "prompt_injection: " + ", ".join(verdict.rules))
+
+
+def _check_map(agent_map: Any) -> dict[str, str] | None:
+    if agent_map is None:
+        return None
+    if not isinstance(agent_map, dict) or not agent_map:
+        raise InvalidArgument("agent_map must map file agents to target agents", field="agent_map")
+    return {c.check_agent_id(src): c.check_agent_id(dst) for src, dst in agent_map.items()}
+
+
 def import_legacy(
-    *, path: Any, actor: str = "system:import", agent_id: str | None = None
+    *,
+    path: Any,
+    actor: str = "system:import",
+    agent_id: str | None = None,
+    agent_map: dict[str, str] | None = None,
+    trust_origins: bool = False,
 ) -> LegacyImportResult:
     """Import a legacy ``memories`` SQLite file (SPEC M4). Idempotent: a second run inserts nothing.
 
-    ``agent_id`` puts every row into that agent instead of the row's own ``agent_id``.
-    Raises ``InvalidImportFile`` (code ``invalid_import_file``) before writing anything when the file is not
-    an SQLite database with a ``memories`` table carrying the base columns. Each batch of whole keys commits
-    on its own, so an interrupted import can simply be run again.
+    ``agent_id`` puts every row into that agent instead of the row's own ``agent_id``; ``agent_map``
+    (``{file agent: target agent}``) imports only the rows of the agents it names (the others are refused and
+    reported). Every row passes the checks of an agent's write: the size caps, entity names bounded once
+    normalised, tags, and the injection scan (a blocked row is refused and audited). Trust is capped at the
+    ``import`` class (0.7) unless ``trust_origins``. Raises ``InvalidImportFile`` (code
+    ``invalid_import_file``) before writing anything when the file is not an undamaged SQLite database whose
+    plain ``memories`` table carries the base columns (views, triggers, a virtual or generated ``memories``,
+    and files over the row or size caps are refused). Each batch of whole keys commits on its own, so an
+    interrupted import can simply be run again.
     """
     actor = c.check_actor(actor)
     override = c.check_agent_id(agent_id) if agent_id is not None else None
+    if override is not None and agent_map is not None:
+        raise InvalidArgument("give agent_id or agent_map, not both", field="agent_map")
+    policy = ImportPolicy(
+        agent_id=override, agent_map=_check_map(agent_map), trust_origins=bool(trust_origins)
+    )
     conn = _open(path)
     tally = _Tally()
     try:
@@ -311,8 +351,8 @@ def import_legacy(
         names = {col.lower(): col for col in columns}
         known = set(BASE_COLUMNS) | set(LATER_COLUMNS)
         ignored = [col for col in columns if col.lower() not in known]
-        trusts, stored = _plan_trust(conn, names, override)
-        conv = _Converter(names, override, trusts)
+        trusts, stored = _plan_trust(conn, names, policy)
+        conv = _Converter(names, policy, trusts)
         at = c.now()
         for batch in _batches(conn, names, conv, stored, tally):
             tally.add(batch, _apply_batch(batch, at))
@@ -339,7 +379,7 @@ def import_legacy(
         repaired_keys=tally.repaired_keys,
         repairs=tally.repairs,
     )
-    _audit(res, actor=actor, path=str(path), per_agent=tally.per_agent, override=override)
+    _audit(res, actor=actor, path=str(path), per_agent=tally.per_agent, override=override, tally=tally)
     return res
 
 
@@ -351,7 +391,20 @@ def _audit(
     path: str,
     per_agent: dict[str, dict[str, int]],
     override: str | None,
+    tally: _Tally,
 ) -> None:
+    for agent_id, memory_id, subject, origin, verdict in tally.dropped:
+        c.audit(
+            agent_id=agent_id,
+            actor=actor,
+            action="prompt_injection",
+            subject=subject,
+            reason="import refused: " + ", ".join(verdict.rules),
+            rules=list(verdict.rules),
+            score=verdict.score,
+            origin=origin,
+            legacy_id=memory_id,
+        )
     summary: dict[str, Any] = {
         "path": path[:500],
         "file_total": res.total,

@@ -10,12 +10,14 @@ from memory.models import LAYERS, FactWrite, Memory
 
 from .. import common as c
 from ..belief import is_retracted
+from ..graph.names import MAX_OBJECT_CHARS, check_entity_length
 from ..temporal import CONTINUATION_KEY, MAX_REAFFIRMED
 from ..types import InvalidArgument
 from .fields import (
     _LIMITS,
     _MAX_INT,
     IMPORT_ORIGIN,
+    ImportPolicy,
     _base_trust,
     _flag,
     _id_list,
@@ -62,11 +64,9 @@ class _Skip:
 class _Converter:
     """Turns one legacy row into an unsaved ``Memory`` (plus its fact-write plan) and collects problems."""
 
-    def __init__(
-        self, names: dict[str, str], agent_override: str | None, trusts: dict[str, tuple[float, Any]]
-    ):
+    def __init__(self, names: dict[str, str], policy: ImportPolicy, trusts: dict[str, tuple[float, Any]]):
         self.has = set(names)
-        self.override = agent_override
+        self.policy = policy
         self.trusts = trusts
         self.problems: list[str] = []
         self.raw: dict[str, Any] = {}
@@ -77,9 +77,7 @@ class _Converter:
             self.raw[column] = _raw(raw)
 
     def agent(self, value: Any) -> str:
-        if self.override is not None:
-            return self.override
-        return c.check_agent_id(_text(value)[0])
+        return self.policy.target(value)
 
     def convert(self, r: dict[str, Any]) -> _Row | _Skip:
         self.problems, self.raw = [], {}
@@ -99,6 +97,9 @@ class _Converter:
             content = ""
         elif changed:
             self.note("content", "unreadable bytes or NUL characters replaced", r.get("content"))
+        size = len(content.encode("utf-8"))
+        if size > c.MAX_CONTENT_BYTES:  # the cap of an agent write (issue 15 item 12)
+            return _Skip(mid, f"content: {size} bytes; the limit is {c.MAX_CONTENT_BYTES} bytes")
 
         times: dict[str, datetime | None] = {}
         for col in (
@@ -141,6 +142,11 @@ class _Converter:
             texts[col] = text
         subject = texts["subject"] if texts["subject"] and texts["subject"].strip() else None
         predicate = texts["predicate"] if texts["predicate"] and texts["predicate"].strip() else None
+        try:  # entity names are bounded once normalised, as for an agent's write
+            check_entity_length(subject, field="subject")
+            check_entity_length(texts["object"], field="object", limit=MAX_OBJECT_CHARS)
+        except InvalidArgument as exc:
+            return _Skip(mid, f"{exc.field}: {exc.message}")
 
         layer = (texts["layer"] or "").strip() or "episodic"
         if layer not in LAYERS:
@@ -176,6 +182,11 @@ class _Converter:
             if problem:
                 self.note(col, problem, r.get(col))
             json_values[col] = value
+        try:
+            json_values["tags"] = c.check_tags(json_values["tags"])
+        except InvalidArgument as exc:
+            self.note("tags", f"{exc.message}; imported without tags", r.get("tags"))
+            json_values["tags"] = []
         derived_from: list[str] = []
         if "derived_from" in self.has:
             derived_from, problem = _id_list(r.get("derived_from"))
@@ -199,7 +210,10 @@ class _Converter:
             )
 
         origin = _origin(r.get("origin")) if "origin" in self.has else IMPORT_ORIGIN
-        trust, legacy_trust = self.trusts.get(mid) or (_base_trust(origin, r.get("origin_trust"))[0], None)
+        trust, legacy_trust = self.trusts.get(mid) or (
+            _base_trust(origin, r.get("origin_trust"), self.policy.ceiling(origin))[0],
+            None,
+        )
         if legacy_trust is not None:
             self.note("origin_trust", f"set to {trust} by the trust rules (SPEC P1)", legacy_trust)
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from .. import common as c
 from ..provenance import ceiling
+from ..types import InvalidArgument
 
 IMPORT_ORIGIN = "import"
 _LIMITS = {
+    "object": 4096,
     "id": 40,
     "superseded_by": 40,
     "supersedes": 40,
@@ -160,7 +164,37 @@ def _id_list(value: Any) -> tuple[list[str], str | None]:
     return ids, problem
 
 
-def _base_trust(origin: str, legacy: Any) -> tuple[float, bool]:
-    """(min(legacy trust or 1.0, ceiling of the origin class), legacy value was unusable)."""
+def _base_trust(origin: str, legacy: Any, top: float | None = None) -> tuple[float, bool]:
+    """(min(legacy trust or 1.0, ``top`` or the ceiling of the origin class), legacy value was unusable)."""
     requested, problem = _number(legacy, 1.0, 0.0, 1.0)
-    return round(min(requested, ceiling(origin)), 6), problem is not None
+    return round(min(requested, ceiling(origin) if top is None else top), 6), problem is not None
+
+
+@dataclass(frozen=True)
+class ImportPolicy:
+    """Where rows may go and how far their trust is taken (issue 15 item 12).
+
+    ``agent_id`` puts every row into that agent; ``agent_map`` (``{file agent: target agent}``) imports only
+    the rows of the agents it names, each into its target, and refuses the others; with neither, rows keep
+    their own agent. Trust is at most the ``import`` class's ceiling (0.7) unless ``trust_origins``: then the
+    file's origins are trusted up to their own classes' ceilings (SPEC P1)."""
+
+    agent_id: str | None = None
+    agent_map: dict[str, str] | None = None
+    trust_origins: bool = False
+
+    def target(self, raw_agent: Any) -> str:
+        if self.agent_id is not None:
+            return self.agent_id
+        agent = c.check_agent_id(_text(raw_agent)[0])
+        if self.agent_map is None:
+            return agent
+        if agent not in self.agent_map:
+            raise InvalidArgument(
+                f"rows of agent {agent[:60]!r} are not named by the import", field="agent_id"
+            )
+        return self.agent_map[agent]
+
+    def ceiling(self, origin: str) -> float:
+        top = ceiling(origin)
+        return top if self.trust_origins else min(top, ceiling(IMPORT_ORIGIN))

@@ -9,20 +9,19 @@ from typing import Any
 
 from memory.models import FactWrite, Memory
 
-from .. import common as c
 from ..provenance import ceiling
 from ..timeline import WriteSpan, derive
 from ..types import InvalidArgument
 from . import sizes
 from .convert import _Row
-from .fields import _LIMITS, IMPORT_ORIGIN, _base_trust, _id_list, _number, _origin, _text
+from .fields import _LIMITS, IMPORT_ORIGIN, ImportPolicy, _base_trust, _id_list, _number, _origin, _text
 from .reading import _select
 
 # --- trust (light pass) -----------------------------------------------------------------------------------
 
 
 def _plan_trust(
-    conn: sqlite3.Connection, names: dict[str, str], agent_override: str | None
+    conn: sqlite3.Connection, names: dict[str, str], policy: ImportPolicy
 ) -> tuple[dict[str, tuple[float, Any]], dict[str, str]]:
     """Trust of every row not yet stored (id -> (trust, legacy value if the trust differs from it)), and the
     owner (agent id) of every id of the file that is already stored."""
@@ -32,12 +31,12 @@ def _plan_trust(
         if mid is None or changed or not mid.strip() or len(mid) > _LIMITS["id"]:
             continue
         try:
-            agent_id = agent_override or c.check_agent_id(_text(r.get("agent_id"))[0])
+            agent_id = policy.target(r.get("agent_id"))
         except InvalidArgument:
             continue
         origin = _origin(r.get("origin")) if "origin" in names else IMPORT_ORIGIN
         legacy = r.get("origin_trust")
-        base, _ = _base_trust(origin, legacy)
+        base, _ = _base_trust(origin, legacy, policy.ceiling(origin))
         derived = _id_list(r.get("derived_from"))[0] if "derived_from" in names else []
         light[mid] = (agent_id, base, derived, legacy)
 

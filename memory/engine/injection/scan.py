@@ -28,6 +28,7 @@ from .normalise import (
     _ZW_RE,
     _collapse,
     _count_zero_width,
+    _fold_text,
     prepare,
 )
 from .result import RuleMatch, ScanResult
@@ -142,8 +143,8 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
         rev = text_view[::-1]
         _run(_TEXT_RULES, _View(rev), prefix + "reversed", found, False)
         _lexical(rev, prefix + "reversed", found, False)
-    if len(_PCT.findall(text_view)) >= 3:
-        unq = _collapse(urllib.parse.unquote(text_view))
+    if _PCT.search(text_view):  # decoded whenever a %XX is present, and folded like the text view
+        unq = _collapse(_fold_text(urllib.parse.unquote(text_view)))
         _run(_TEXT_RULES, _View(unq), prefix + "url", found, False)
         _lexical(unq, prefix + "url", found, False)
 

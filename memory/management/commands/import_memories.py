@@ -1,4 +1,5 @@
-"""``manage.py import_memories PATH [--agent AGENT]``: import a legacy memories SQLite file (SPEC M4)."""
+"""``manage.py import_memories PATH (--agent AGENT | --agent-map SRC=DST ...) [--trust-origins]``: import a
+legacy memories SQLite file (SPEC M4) into the agents named on the command line."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from memory.engine.types import EngineError
 
 
 class Command(BaseCommand):
-    help = "Import a legacy memories SQLite database losslessly; a second import of the same file changes nothing."
+    help = (
+        "Import a legacy memories SQLite database losslessly into the agents named here (--agent or --agent-map); "
+        "a second import of the same file changes nothing."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("path", help="the legacy SQLite file (a `memories` table)")
@@ -20,14 +24,50 @@ class Command(BaseCommand):
             "--agent",
             dest="agent_id",
             default=None,
-            help="import every row into this agent instead of its own",
+            help="import every row into this agent",
+        )
+        parser.add_argument(
+            "--agent-map",
+            dest="agent_map",
+            action="append",
+            default=[],
+            metavar="SRC=DST",
+            help="import the rows of file agent SRC into agent DST (repeat it); rows of other agents are refused",
+        )
+        parser.add_argument(
+            "--trust-origins",
+            action="store_true",
+            help="trust the file's origins up to their classes' ceilings (default: at most the import class, 0.7)",
         )
         parser.add_argument("--actor", default="system:import", help="who is recorded in the audit log")
         parser.add_argument("--json", action="store_true", help="print the full report as JSON")
 
+    def _agent_map(self, pairs: list[str]) -> dict[str, str] | None:
+        if not pairs:
+            return None
+        out: dict[str, str] = {}
+        for pair in pairs:
+            src, sep, dst = pair.partition("=")
+            if not sep or not src.strip() or not dst.strip():
+                raise CommandError(f"invalid_argument: --agent-map takes SRC=DST, not {pair[:80]!r}")
+            out[src.strip()] = dst.strip()
+        return out
+
     def handle(self, *args: Any, **options: Any) -> None:
+        agent_map = self._agent_map(options["agent_map"])
+        if options["agent_id"] is None and agent_map is None:
+            raise CommandError(
+                "invalid_argument: name the agents to import into: --agent AGENT, or --agent-map SRC=DST for "
+                "each agent of the file to import (rows of agents not named are refused)"
+            )
         try:
-            result = import_legacy(path=options["path"], actor=options["actor"], agent_id=options["agent_id"])
+            result = import_legacy(
+                path=options["path"],
+                actor=options["actor"],
+                agent_id=options["agent_id"],
+                agent_map=agent_map,
+                trust_origins=options["trust_origins"],
+            )
         except EngineError as exc:
             raise CommandError(f"{exc.code}: {exc.message}") from None
         if options["json"]:

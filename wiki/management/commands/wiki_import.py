@@ -1,4 +1,5 @@
-"""``manage.py wiki_import DIR --agent AGENT``: read ``DIR/<namespace>/<doc_type>/<slug>.md`` files back.
+"""``manage.py wiki_import DIR --agent AGENT [--trust-curated]``: read ``DIR/<namespace>/<doc_type>/<slug>.md``
+files back; ``curated/`` files come in as auto pages unless ``--trust-curated``.
 
 Every file is validated before anything is written, and the pages are written in one transaction: a bad file
 stops the import with ``invalid_wiki_file`` (naming the file) and nothing is written. Importing the same folder
@@ -25,6 +26,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("dir", help="a folder laid out as <namespace>/<doc_type>/<slug>.md")
         parser.add_argument("--agent", dest="agent_id", required=True, help="whose pages these are")
+        parser.add_argument(
+            "--trust-curated",
+            action="store_true",
+            help="import curated/ files as curated pages at their own trust (default: as auto pages, trust 0.300)",
+        )
         parser.add_argument("--actor", default=io.IMPORT_ACTOR, help="who is recorded in the audit log")
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -34,7 +40,12 @@ class Command(BaseCommand):
             raise CommandError(f"{services.InvalidWikiFile.code}: {root} is not a folder")
         try:
             parsed = [self._parse(root, path) for path in sorted(root.rglob("*.md"))]
-            report = io.import_pages(agent_id=options["agent_id"], pages=parsed, actor=options["actor"])
+            report = io.import_pages(
+                agent_id=options["agent_id"],
+                pages=parsed,
+                actor=options["actor"],
+                trust_curated=options["trust_curated"],
+            )
         except EngineError as exc:
             raise CommandError(f"{exc.code}: {exc.message}") from None
         if options["json"]:
