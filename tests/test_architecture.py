@@ -21,6 +21,13 @@ MEMORY_MODELS = {
     "EntityAlias",
     "ReviewItem",
     "ReviewPolicy",
+    "QueryJournal",
+    "FeedbackWeight",
+    "KnowledgeGap",
+    "InterestSnapshot",
+    "Attitude",
+    "Skill",
+    "MemoryTier",
 }
 WRITE_METHODS = {
     "create",

@@ -2,6 +2,17 @@
 
 from memory.dream.judge import judge
 
+from .attitudes import (
+    BLOCK_HEADER as ATTITUDES_HEADER,
+)
+from .attitudes import (
+    AttitudeProposal,
+    AttitudeRecord,
+    UnknownCategory,
+    attitude_propose,
+    attitudes,
+    render_attitudes,
+)
 from .belief import (
     BELIEVED,
     NOT_RETRACTED,
@@ -15,7 +26,8 @@ from .belief import (
     is_retracted,
 )
 from .common import graph_generation
-from .feedback import FeedbackResult, feedback_record, new_query_id
+from .feedback import FeedbackResult, feedback, feedback_record
+from .gaps import GapRecord, knowledge_gaps
 from .graph import (
     GRAPH_CACHE_MIN_TRIPLES,
     AliasPreview,
@@ -59,6 +71,9 @@ from .guard import (
 from .guard import sweep as quarantine_sweep
 from .importer import InvalidImportFile, LegacyImportResult, import_legacy
 from .injection import ScanResult, scan_fact, scan_injection
+from .journal import AgentSearch, agent_search, journal_sweep, new_query_id
+from .journal import signature as query_signature
+from .profile import Profile, SnapshotRecord, interest_snapshots, profile, profile_snapshot
 from .provenance import CLASS_ALIASES, origin_class
 from .public import (
     MAX_CONTENT_BYTES,
@@ -95,7 +110,18 @@ from .review import (
     review_sweep,
     review_undo,
 )
+from .skills import LEVELS as SKILL_LEVELS
+from .skills import SkillRecord, SkillUse, skill_use, skills, skills_check
 from .temporal import get_at, get_history, retract_fact
+from .tiers import (
+    ArchiveRecord,
+    RetierResult,
+    export_memories,
+    memory_archive,
+    prune_protected_q,
+    retier,
+    tier_counts,
+)
 from .tokens import (
     SCOPES,
     Principal,
@@ -126,6 +152,38 @@ from .verdicts import state_fingerprint, verdict_apply, verdict_undo
 from .writes import store, store_temporal
 
 __all__ = [
+    "ATTITUDES_HEADER",
+    "AgentSearch",
+    "ArchiveRecord",
+    "AttitudeProposal",
+    "AttitudeRecord",
+    "GapRecord",
+    "Profile",
+    "RetierResult",
+    "SKILL_LEVELS",
+    "SkillRecord",
+    "SkillUse",
+    "SnapshotRecord",
+    "UnknownCategory",
+    "agent_search",
+    "attitude_propose",
+    "attitudes",
+    "export_memories",
+    "feedback",
+    "interest_snapshots",
+    "journal_sweep",
+    "knowledge_gaps",
+    "memory_archive",
+    "profile",
+    "profile_snapshot",
+    "prune_protected_q",
+    "query_signature",
+    "render_attitudes",
+    "retier",
+    "skill_use",
+    "skills",
+    "skills_check",
+    "tier_counts",
     "outbox_attempted",
     "Proposal",
     "Proposed",

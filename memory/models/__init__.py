@@ -6,6 +6,17 @@ from .background import DreamRun, DreamState, ReviewItem, ReviewPolicy
 from .feedback import VERDICTS, Feedback
 from .graph import EntityAlias, EntityEmbedding
 from .guard import ApprovalRequest, GuardCounter, OutboundEvent
+from .insights import (
+    ATTITUDE_CATEGORIES,
+    TIERS,
+    Attitude,
+    FeedbackWeight,
+    InterestSnapshot,
+    KnowledgeGap,
+    MemoryTier,
+    QueryJournal,
+    Skill,
+)
 from .memories import (
     LAYERS,
     RETRACT_EVENTS,
@@ -16,6 +27,15 @@ from .memories import (
 from .reflexion import CATEGORIES, Mistake
 
 __all__ = [
+    "ATTITUDE_CATEGORIES",
+    "TIERS",
+    "Attitude",
+    "FeedbackWeight",
+    "InterestSnapshot",
+    "KnowledgeGap",
+    "MemoryTier",
+    "QueryJournal",
+    "Skill",
     "DreamRun",
     "DreamState",
     "ReviewItem",

@@ -8,6 +8,7 @@ from typing import Any
 from memory.models import ApprovalRequest, FactWrite, Memory
 
 from .. import common as c
+from ..archive import original_content
 from ..belief import current_q
 from ..temporal import FactInput, apply_fact, check_fact, rederive_key
 from ..types import EngineError, InvalidArgument, StoreResult
@@ -132,13 +133,13 @@ def _is_current(fact: FactInput) -> bool:
     row = (
         Memory.objects.filter(agent_id=fact.agent_id, subject=fact.subject, predicate=fact.predicate)
         .filter(current_q(at))
-        .only("object", "content")
+        .only("object", "content", "metadata")
         .first()
     )
     return (
         row is not None
         and (row.object or None) == (fact.object or None)
-        and row.content.strip() == fact.content.strip()
+        and original_content(row).strip() == fact.content.strip()
     )
 
 
