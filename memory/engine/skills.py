@@ -2,10 +2,10 @@
 
 ``skill_use`` counts one use of a named skill (``memory_skill_use``). A skill's first use records it at L1
 (exposure is a fact of use). Its uses decay with a 30-day half-life (``score ← score·2^(−Δt/30 d) + 1``); the
-level the decayed uses call for is L2 from 5 and L3 from 15. A level change, up or down, is never made here: it
-is a review item of kind ``skill`` (always queued by the policy), one pending per skill, and an approval sets the
-level (undo and revert restore the previous one). ``skills_check`` (the daily job) proposes the downgrades that
-decay calls for between uses.
+level the decayed uses call for (to the nearest whole use) is L2 from 5 and L3 from 15. A level change, up or
+down, is never made here: it is a review item of kind ``skill`` (always queued by the policy), one pending per
+skill, and an approval sets the level (undo and revert restore the previous one). ``skills_check`` (the daily
+job) proposes the downgrades that decay calls for between uses.
 """
 
 from __future__ import annotations
@@ -35,8 +35,10 @@ MAX_NAME = 100
 
 
 def level_for(score: float) -> int:
+    """The level decayed uses call for, counted to the nearest whole use (5 uses an hour apart are 5)."""
+    uses = math.floor(score + 0.5)
     for level, needed in THRESHOLDS:
-        if score >= needed:
+        if uses >= needed:
             return level
     return 1
 

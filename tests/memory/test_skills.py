@@ -31,7 +31,7 @@ def decide(item_id: int, decision: str = "approve"):  # noqa: ANN201
 
 
 def test_levels_by_decayed_uses() -> None:
-    assert [level_for(s) for s in (0, 1, 4.99, 5, 14.9, 15, 100)] == [1, 1, 1, 2, 2, 3, 3]
+    assert [level_for(s) for s in (0, 1, 4.49, 4.5, 14.49, 14.5, 100)] == [1, 1, 1, 2, 2, 3, 3]
     assert decayed_score(8.0, T0, T0 + timedelta(days=30)) == pytest.approx(4.0)
 
 
