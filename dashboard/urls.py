@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import graph_views, views
+from . import graph_views, insights_views, views
 
 app_name = "dashboard"
 urlpatterns = [
@@ -14,6 +14,7 @@ urlpatterns = [
     path("agents/<str:agent_id>/mistakes/", views.mistakes, name="mistakes"),
     path("agents/<str:agent_id>/mistakes/preview/", views.mistakes_preview, name="mistakes_preview"),
     path("agents/<str:agent_id>/audit/", views.audit_log, name="audit"),
+    path("agents/<str:agent_id>/insights/", insights_views.insights, name="insights"),
     path("agents/<str:agent_id>/graph/", graph_views.graph, name="graph"),
     path("agents/<str:agent_id>/graph/entity/", graph_views.graph_entity, name="graph_entity"),
     path(
