@@ -16,7 +16,17 @@ from django.test import Client
 
 from memory import engine
 from memory.management import demo_data as d
-from memory.models import Agent, FactWrite, Membership, Memory, Mistake, Team
+from memory.models import (
+    Agent,
+    FactWrite,
+    Feedback,
+    Membership,
+    Memory,
+    MemoryTier,
+    Mistake,
+    QueryJournal,
+    Team,
+)
 from web.access import visible_agents
 from wiki.models import WikiRevision
 
@@ -250,6 +260,32 @@ class TestSeededDemo:
         assert wiki_selectors.search(agent_id=A, query="資料保留")[0].page.slug == "data-retention"
         assert wiki_selectors.search(agent_id=A, query="refunds over $500")[0].page.slug == "refund-over-500"
         assert WikiPage.objects.filter(agent_id=d.RESEARCH_BOT).count() == 0
+
+    def test_a_week_of_use_journal_feedback_gap_attitudes_skills_and_tiers(self, seeded: str) -> None:
+        journal = QueryJournal.objects.filter(agent_id=A)
+        assert journal.count() >= 10 and journal.dates("created_at", "day").count() >= 6
+        verdicts = set(
+            Feedback.objects.filter(agent_id=A, target_type="query").values_list("verdict", flat=True)
+        )
+        assert verdicts == {"CORRECT", "INCORRECT", "AMBIGUOUS"}
+        (gap,) = engine.knowledge_gaps(agent_id=A)
+        assert gap.fail_count == 2 and "sla" in gap.signature and "credits" in gap.signature
+        snapshots = engine.interest_snapshots(agent_id=A)
+        assert len(snapshots) == 8 and any(s.delta["intents_new"] for s in snapshots)
+        week = engine.profile(agent_id=A, days=7, at=NOW + timedelta(hours=1))
+        assert week.intents and week.entities and week.memories
+        current = {a.category for a in engine.attitudes(agent_id=A)}
+        assert {"workflow", "testing_philosophy", "preference"} <= current
+        history = [a for a in engine.attitudes(agent_id=A, history=True) if a.category == "workflow"]
+        assert [a.version for a in history] == [2, 1] and history[1].superseded_at is not None
+        pending = engine.review_list(agent_id=A, kind="attitude")
+        assert [p.payload["category"] for p in pending] == ["autonomy_level"]
+        levels = {s.name: s.level for s in engine.skills(agent_id=A)}
+        assert {1, 2, 3} <= set(levels.values()) and levels["sql window functions"] == 3
+        assert engine.review_list(agent_id=A, kind="skill")  # a level change waits for review
+        tiers = engine.tier_counts(agent_id=A)
+        assert all(tiers[t] >= 1 for t in ("hot", "warm", "cold", "frozen")), tiers
+        assert MemoryTier.objects.filter(agent_id=A).exclude(original=None).count() >= 3
 
     def test_research_bot_is_separate(self, seeded: str) -> None:
         assert engine.search(agent_id=d.RESEARCH_BOT, query="Cloudflare") == []

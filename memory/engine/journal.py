@@ -30,9 +30,10 @@ SWEEP_BATCH = 5000
 QUERY_ID = re.compile(r"^q_[0-9a-z]{26}$")
 # Words that carry no intent of their own: "what is the deploy target?" and "deploy target" are one signature.
 STOPWORDS = frozenset(
-    """a an and are as at be been but by can could did do does for from had has have how i if in into is it its
-    me my of on or our please should so than that the their them then there these this those to us was we
-    were what when where which who whom why will with would you your""".split()
+    """a about an and any are as at be been but by can could did do does find for from get gets give had has
+    have how i if in into is it its know me my of on or our please show should so tell than that the their
+    them then there these this those to us was we were what when where which who whom why will with would
+    you your""".split()
 )
 
 
