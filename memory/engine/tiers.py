@@ -29,7 +29,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -53,11 +53,14 @@ WARM_IDLE_DAYS = 14.0
 COLD_AGE_DAYS, COLD_IDLE_DAYS, COLD_SCORE = 90.0, 60.0, 0.28
 FROZEN_AGE_DAYS, FROZEN_IDLE_DAYS, FROZEN_SCORE = 365.0, 180.0, 0.20
 PRUNE_PROTECT_DAYS = 30  # prune never ends a row read back in the last 30 days
-CHUNK = 5000
+CHUNK = 10_000
+SHRINK_BATCH = 5000  # rows shortened per transaction
 RANK = {tier: k for k, tier in enumerate(TIERS)}  # hot 0, warm 1, cold 2, frozen 3
 LIMIT = {"cold": DIGEST_CHARS, "frozen": HEADLINE_CHARS}
 ELLIPSIS = "…"
 _SENTENCE = re.compile(r"[^.!?;。！？；\n]+[.!?;。！？；]*")
+_ASCII_WORD = re.compile(r"[a-z0-9]{2,}")
+_WORD = re.compile(f"{text.CJK_RUN.pattern}|[^\\W_]+")
 _STOP = frozenset(
     "a an and are as at be by for from has have in is it of on or that the this to was were with".split()
 )
@@ -82,19 +85,29 @@ def _cut(value: str, limit: int) -> str:
     return value if len(value) <= limit else value[: limit - 1].rstrip() + ELLIPSIS
 
 
-def _terms(value: str) -> list[str]:
-    out = []
-    for unit in text.tokens(value):
-        out += [t for t in unit if len(t) > 1 and t not in _STOP]
+def _terms(value: str) -> set[str]:
+    """The distinct words of a text (lower case) and the bigrams of its CJK runs, without filler words."""
+    lowered = value.lower()
+    if lowered.isascii():
+        return set(_ASCII_WORD.findall(lowered)) - _STOP
+    out: set[str] = set()
+    for match in _WORD.finditer(lowered):
+        tok = match.group(0)
+        if text.CJK_RUN.match(tok):
+            out.update(tok[i : i + 2] for i in range(len(tok) - 1))
+            if len(tok) == 1:
+                out.add(tok)
+        elif len(tok) > 1 and tok not in _STOP:
+            out.add(tok)
     return out
 
 
 def _join(parts: list[str]) -> str:
+    """Sentences joined by a space, except between CJK ones (which need none)."""
     out = ""
     for part in parts:
-        if out and not text.CJK_RUN.match(part[:1]) and not text.CJK_RUN.match(out[-1:] or " "):
-            out += " "
-        elif out and out[-1:] not in "。！？；" and not text.CJK_RUN.match(out[-1:]):
+        cjk_end = out[-1:] in "。！？；" or bool(text.CJK_RUN.match(out[-1:]))
+        if out and not (cjk_end and text.CJK_RUN.match(part[:1])):
             out += " "
         out += part
     return out
@@ -104,21 +117,23 @@ def digest(
     content: str, *, limit: int = DIGEST_CHARS, subject: str | None = None, obj: str | None = None
 ) -> str:
     """An extractive digest of at most ``limit`` characters (characters, not bytes): the text itself when it
-    fits; else its sentences that name the fact's subject or object first, then those with the highest-weight
-    terms (term frequency in the text), kept in their original order; a sentence cut with "…" if none fits."""
+    fits; else its sentences that name the fact's subject or object first, then those whose terms weigh most
+    (a term weighs as many as the sentences that use it), kept in their original order; a sentence cut with
+    "…" if none fits."""
     if len(content) <= limit:
         return content
     sentences = [m.group(0).strip() for m in _SENTENCE.finditer(content) if m.group(0).strip()]
-    if not sentences:
+    if len(sentences) < 2:
         return _cut(content, limit)
-    weight = Counter(_terms(content))
-    triple = [t for t in (subject, obj) if t and t.strip()]
+    terms = [_terms(sentence) for sentence in sentences]
+    weight: Counter[str] = Counter()
+    for found in terms:
+        weight.update(found)
+    triple = [text.normalise(t).strip() for t in (subject, obj) if t and t.strip()]
     scored = []
     for k, sentence in enumerate(sentences):
-        lowered = text.normalise(sentence)
-        carries = any(text.normalise(t).strip() in lowered for t in triple)
-        terms = set(_terms(sentence))
-        value = sum(weight[t] for t in terms) / (1.0 + math.log1p(len(terms)))
+        carries = bool(triple) and any(t in text.normalise(sentence) for t in triple)
+        value = sum(weight[t] for t in terms[k]) / (1.0 + math.log1p(len(terms[k])))
         scored.append((0 if carries else 1, -value, k))
     scored.sort()
     chosen: list[int] = []
@@ -186,12 +201,16 @@ def composite(
     return base * ((1 - w.w_trust) + w.w_trust * trust)
 
 
-def classify(*, age_days: float, idle_days: float, score: float) -> str:
+def classify(*, age_days: float, idle_days: float, score: float | Callable[[], float]) -> str:
+    """The tier of a row; ``score`` may be a function, called only for rows old and idle enough to need it."""
     if idle_days < WARM_IDLE_DAYS:
         return "hot"
-    if age_days >= FROZEN_AGE_DAYS and idle_days >= FROZEN_IDLE_DAYS and score < FROZEN_SCORE:
+    if age_days < COLD_AGE_DAYS or idle_days < COLD_IDLE_DAYS:
+        return "warm"
+    value = score() if callable(score) else score
+    if age_days >= FROZEN_AGE_DAYS and idle_days >= FROZEN_IDLE_DAYS and value < FROZEN_SCORE:
         return "frozen"
-    if age_days >= COLD_AGE_DAYS and idle_days >= COLD_IDLE_DAYS and score < COLD_SCORE:
+    if value < COLD_SCORE:
         return "cold"
     return "warm"
 
@@ -201,7 +220,7 @@ class RetierResult:
     agent_id: str
     rows: int = 0
     moved: dict[str, int] = field(default_factory=dict)  # "hot->warm": n
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)  # the rows per tier after the run
     digested: int = 0  # rows whose content became a digest or a headline
     llm: int = 0  # of which the LLM wrote
     seconds: float = 0.0
@@ -225,13 +244,20 @@ def _days(expr: str) -> str:
 
 
 def _scan_sql() -> str:
+    """One chunk of the agent's believed rows with what classification needs, after a position: SQLite walks
+    the table in rowid order (its pages in sequence; ``+m.agent_id`` keeps it off the agent index),
+    PostgreSQL the primary key. The first column is the position."""
+    if connection.vendor == "postgresql":
+        position, agent = "m.id", "m.agent_id"
+    else:
+        position, agent = "m.rowid", "+m.agent_id"
     return (
-        f"SELECT m.id, {_days('m.timestamp')}, {_days('COALESCE(m.last_accessed, m.timestamp)')},"
+        f"SELECT {position}, m.id, {_days('m.timestamp')}, {_days('COALESCE(m.last_accessed, m.timestamp)')},"
         " m.access_count, m.importance, m.origin_trust, LENGTH(m.content), fw.weight, t.tier, t.depth,"
         " m.last_accessed IS NOT NULL"
         " FROM memories m LEFT JOIN memory_feedback_weights fw ON fw.memory_id = m.id"
         " LEFT JOIN memory_tiers t ON t.memory_id = m.id"
-        f" WHERE m.agent_id = %s AND m.id > %s AND {believed_sql('m')} ORDER BY m.id LIMIT %s"
+        f" WHERE {agent} = %s AND {position} > %s AND {believed_sql('m')} ORDER BY {position} LIMIT %s"
     )
 
 
@@ -245,20 +271,22 @@ def retier(
     actor = c.check_actor(actor)
     started = time.perf_counter()
     t = at or c.now()
-    result = RetierResult(agent_id)
+    result = RetierResult(agent_id, counts=dict.fromkeys(TIERS, 0))
     now_param = rawsql.prep(Memory, "timestamp", t)
-    after = ""
+    after: Any = "" if connection.vendor == "postgresql" else 0
     sql = _scan_sql()
+    shrink: list[tuple[str, str, int]] = []
     while True:
         rows = rawsql.run(sql, [now_param, now_param, agent_id, after, CHUNK]).fetchall()
         if not rows:
             break
         after = rows[-1][0]
         result.rows += len(rows)
-        _apply_chunk(agent_id, rows, t, llm, result)
+        shrink += _apply_chunk(agent_id, rows, t, result)
         if len(rows) < CHUNK:
             break
-    result.counts = tier_counts(agent_id=agent_id)
+    if shrink:
+        _shrink(shrink, t, llm, result)
     result.seconds = time.perf_counter() - started
     _audit_run(agent_id, actor, t, result)
     return result
@@ -281,20 +309,28 @@ def _audit_run(agent_id: str, actor: str, t: datetime, result: RetierResult) -> 
 
 @c.write_transaction
 def _apply_chunk(
-    agent_id: str, rows: list[tuple[Any, ...]], t: datetime, llm: Any, result: RetierResult
-) -> None:
+    agent_id: str, rows: list[tuple[Any, ...]], t: datetime, result: RetierResult
+) -> list[tuple[str, str, int]]:
+    """Classify one chunk and write its tier changes; returns the rows to shorten (id, depth, length)."""
     inserts, updates, shrink = [], [], []
-    for mid, age, idle, access_count, importance, trust, length, fb, tier, depth, accessed in rows:
+    for _, mid, age, idle, access_count, importance, trust, length, fb, tier, depth, accessed in rows:
         age, idle = max(0.0, float(age or 0.0)), max(0.0, float(idle or 0.0))
-        score = composite(
-            importance=float(importance),
-            access_count=int(access_count or 0),
-            idle_days=idle,
-            accessed=bool(accessed),
-            trust=float(trust),
-            feedback=float(fb or 0.0),
-        )
+
+        def score(
+            idle: float = idle, row: tuple[Any, ...] = (access_count, importance, trust, fb, accessed)
+        ) -> float:
+            count, imp, tr, weight, read = row
+            return composite(
+                importance=float(imp),
+                access_count=int(count or 0),
+                idle_days=idle,
+                accessed=bool(read),
+                trust=float(tr),
+                feedback=float(weight or 0.0),
+            )
+
         new = classify(age_days=age, idle_days=idle, score=score)
+        result.counts[new] += 1
         old = tier or "hot"
         if new != old:
             key = f"{old}->{new}"
@@ -303,65 +339,167 @@ def _apply_chunk(
         if RANK[new] >= RANK["cold"] and RANK[new] > RANK.get(depth or "hot", 0):
             shrink.append((mid, new, int(length or 0)))
     stamp = rawsql.prep(MemoryTier, "changed_at", t)
-    if inserts:
-        with connection.cursor() as cur:
+    with connection.cursor() as cur:
+        if inserts:
             cur.executemany(
                 "INSERT INTO memory_tiers (memory_id, agent_id, tier, changed_at, depth, original, method)"
                 " VALUES (%s, %s, %s, %s, '', NULL, '')",
                 [(mid, agent_id, new, stamp) for mid, new in inserts],
             )
-    if updates:
-        with connection.cursor() as cur:
+        if updates:
             cur.executemany(
                 "UPDATE memory_tiers SET tier = %s, changed_at = %s WHERE memory_id = %s",
                 [(new, stamp, mid) for mid, new in updates],
             )
-    if shrink:
-        _shrink(shrink, t, llm, result)
+    return shrink
 
 
 def _shrink(shrink: list[tuple[str, str, int]], t: datetime, llm: Any, result: RetierResult) -> None:
     """Cut the content of rows going deeper than they have been: a digest (cold) or a headline (frozen); the
-    exact text the row had first stays in its archive. Rows already short enough only record their depth."""
+    exact text the row had first goes to its archive. Rows already short enough only record their depth. Works
+    in batches of ``SHRINK_BATCH`` rows, one transaction each."""
     short = [(depth, mid) for mid, depth, length in shrink if length <= LIMIT[depth]]
+    for k in range(0, len(short), SHRINK_BATCH):
+        _set_depths(short[k : k + SHRINK_BATCH])
     long = {mid: depth for mid, depth, length in shrink if length > LIMIT[depth]}
+    ids = list(long)
+    entries = _fts_entries(set(ids))
+    for k in range(0, len(ids), SHRINK_BATCH):
+        cuts: list[_Cut] = []
+        for mid, content, subject, predicate, obj, original in _contents(ids[k : k + SHRINK_BATCH]):
+            cut = _cut_row(mid, long[mid], content, subject, predicate, obj, original, llm)
+            if cut.method.startswith("llm:"):
+                result.llm += 1
+            cuts.append(cut)
+        result.digested += _write_cuts(cuts, t, entries)
+
+
+@c.write_transaction
+def _set_depths(short: list[tuple[str, str]]) -> None:
     with connection.cursor() as cur:
-        if short:
-            cur.executemany("UPDATE memory_tiers SET depth = %s WHERE memory_id = %s", short)
-        if not long:
-            return
-        ids = list(long)
-        marks = ", ".join(["%s"] * len(ids))
-        cur.execute(
+        cur.executemany("UPDATE memory_tiers SET depth = %s WHERE memory_id = %s", short)
+
+
+def _contents(ids: list[str]) -> Iterator[tuple[Any, ...]]:
+    for k in range(0, len(ids), 500):
+        part = ids[k : k + 500]
+        marks = ", ".join(["%s"] * len(part))
+        yield from rawsql.run(
             "SELECT m.id, m.content, m.subject, m.predicate, m.object, t.original FROM memories m"
             f" JOIN memory_tiers t ON t.memory_id = m.id WHERE m.id IN ({marks})",
-            ids,
+            part,
+        ).fetchall()
+
+
+def _fts_entries(ids: set[str]) -> dict[str, int]:
+    """SQLite: the full-text entry (rowid) of each of these rows, read in one pass over the index; the index
+    has no lookup by memory id, so each row's own delete would be a pass of its own. Empty elsewhere."""
+    if connection.vendor != "sqlite" or not ids:
+        return {}
+    out: dict[str, int] = {}
+    cur = rawsql.run("SELECT rowid, memory_id FROM memories_fts", [])
+    while batch := cur.fetchmany(20_000):
+        for rowid, mid in batch:
+            if mid in ids:
+                out[mid] = int(rowid)
+    return out
+
+
+@dataclass(frozen=True)
+class _Cut:
+    memory_id: str
+    depth: str
+    content: str  # what the row holds now
+    new: str  # what it will hold
+    original: str  # the exact text it was written with
+    method: str
+
+
+def _cut_row(
+    mid: str,
+    depth: str,
+    content: str,
+    subject: str | None,
+    predicate: str | None,
+    obj: str | None,
+    original: str | None,
+    llm: Any,
+) -> _Cut:
+    source = original if original is not None else content
+    made = _llm_digest(llm, source, {"subject": subject, "predicate": predicate, "object": obj}, LIMIT[depth])
+    if made is None:
+        short_text = (
+            digest(source, subject=subject, obj=obj)
+            if depth == "cold"
+            else headline(source, subject=subject, predicate=predicate, obj=obj)
         )
-        fetched = cur.fetchall()
-    for mid, content, subject, predicate, obj, original in fetched:
-        depth = long[mid]
-        source = original if original is not None else content
-        row = {"subject": subject, "predicate": predicate, "object": obj}
-        made = _llm_digest(llm, source, row, LIMIT[depth])
-        if made is None:
-            short_text = (
-                digest(source, subject=subject, obj=obj)
-                if depth == "cold"
-                else headline(source, subject=subject, predicate=predicate, obj=obj)
+        made = (short_text, "extractive")
+    return _Cut(mid, depth, content, made[0], source, made[1])
+
+
+# The full-text document of a row, as the SQLite triggers of migration 0002 index it (a test pins the two equal).
+FTS_DOC_SQL = "memdesk_fts_doc(m.content, m.subject, m.object)"
+FTS_UPDATE_TRIGGER = "memories_fts_au"
+
+
+@c.write_transaction
+def _write_cuts(cuts: list[_Cut], t: datetime, entries: dict[str, int]) -> int:
+    """One transaction: the new contents (only where the row still holds what was read: a concurrent writer
+    wins, the next run looks again), their full-text entries, and the archive. Returns the rows shortened."""
+    keep = [(x.depth, x.memory_id) for x in cuts if len(x.new) > len(x.content) or x.new == x.content]
+    kept = {mid for _, mid in keep}
+    todo = [x for x in cuts if x.memory_id not in kept]  # never give text back, never a no-op write
+    if keep:
+        _set_depths(keep)
+    done = _replace_contents(todo, entries) if todo else set()
+    stamp = rawsql.prep(MemoryTier, "changed_at", t)
+    with connection.cursor() as cur:
+        cur.executemany(
+            "UPDATE memory_tiers SET depth = %s, method = %s, original = COALESCE(original, %s), changed_at = %s"
+            " WHERE memory_id = %s",
+            [(x.depth, x.method, x.original, stamp, x.memory_id) for x in todo if x.memory_id in done],
+        )
+    return len(done)
+
+
+def _replace_contents(cuts: list[_Cut], entries: dict[str, int]) -> set[str]:
+    """Set the rows' content (compare-and-set); returns the ids that changed. On SQLite the full-text update
+    trigger finds a row's entry by a pass over the whole index, so inside this transaction it is set aside and
+    the entries are replaced here: removed by rowid (``entries``; one not where it was read, a pass) and written
+    again with the trigger's document. Elsewhere the trigger or index does it."""
+    trigger = None
+    if connection.vendor == "sqlite":
+        row = rawsql.run(
+            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = %s", [FTS_UPDATE_TRIGGER]
+        ).fetchone()
+        trigger = row[0] if row else None
+    if trigger:
+        rawsql.run(f"DROP TRIGGER {FTS_UPDATE_TRIGGER}", [])
+    done = set()
+    for x in cuts:
+        if rawsql.execute(
+            "UPDATE memories SET content = %s WHERE id = %s AND content = %s", [x.new, x.memory_id, x.content]
+        ):
+            done.add(x.memory_id)
+    if trigger:
+        for mid in done:
+            rowid = entries.get(mid)
+            gone = rowid is not None and rawsql.execute(
+                "DELETE FROM memories_fts WHERE rowid = %s AND memory_id = %s", [rowid, mid]
             )
-            made = (short_text, "extractive")
-        else:
-            result.llm += 1
-        new_text, method = made
-        if len(new_text) > len(content) or new_text == content:  # never give text back, never a no-op write
-            MemoryTier.objects.filter(memory_id=mid).update(depth=depth)
-            continue
-        if not Memory.objects.filter(id=mid, content=content).update(content=new_text):
-            continue  # changed since it was read: the next run looks again
-        MemoryTier.objects.filter(memory_id=mid).update(
-            depth=depth, method=method, original=source, changed_at=t
-        )
-        result.digested += 1
+            if not gone:
+                rawsql.execute("DELETE FROM memories_fts WHERE memory_id = %s", [mid])
+        ordered = sorted(done)
+        for k in range(0, len(ordered), 500):
+            part = ordered[k : k + 500]
+            marks = ", ".join(["%s"] * len(part))
+            rawsql.run(
+                f"INSERT INTO memories_fts (doc, memory_id) SELECT {FTS_DOC_SQL}, m.id FROM memories m"
+                f" WHERE m.id IN ({marks})",
+                part,
+            )
+        rawsql.run(trigger, [])
+    return done
 
 
 def tier_counts(*, agent_id: str) -> dict[str, int]:

@@ -303,3 +303,41 @@ def test_a_spent_llm_budget_is_not_called(fake_llm) -> None:  # noqa: ANN001
     store_at(T0, LONG)
     result = retier_at(T0 + timedelta(days=100), llm=llm_client(fake_llm, calls=0))
     assert result.digested == 1 and result.llm == 0 and fake_llm.chat_requests == []
+
+
+@pytest.mark.sqlite_only
+def test_the_full_text_index_holds_exactly_the_new_document_and_the_trigger_is_back() -> None:
+    from django.db import connection
+
+    mid = store_at(T0, LONG)
+    other = store_at(T0 + timedelta(days=99), "an unrelated fresh note about kubernetes")
+    retier_at(T0 + timedelta(days=100))
+    with connection.cursor() as cur:
+        cur.execute("SELECT doc FROM memories_fts WHERE memory_id = %s", [mid])
+        docs = [r[0] for r in cur.fetchall()]
+        cur.execute("SELECT count(*) FROM memories_fts WHERE memory_id = %s", [other])
+        assert cur.fetchone()[0] == 1
+        cur.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = %s", [tiers.FTS_UPDATE_TRIGGER]
+        )
+        trigger = cur.fetchone()[0]
+    assert docs == [Memory.objects.get(id=mid).content]  # one entry, the digest (ASCII passes through)
+    # the bulk path writes the same document as the trigger it sets aside
+    assert tiers.FTS_DOC_SQL.replace("m.", "new.") in trigger
+    # and the trigger works again afterwards
+    engine.store(agent_id=A, content="zebra crossing")
+    Memory.objects.filter(content="zebra crossing").update(content="zebra stripes")
+    assert [h.content for h in engine.search(agent_id=A, query="stripes", touch=False)] == ["zebra stripes"]
+    assert engine.search(agent_id=A, query="crossing", touch=False) == []
+
+
+@pytest.mark.sqlite_only
+def test_a_full_text_entry_not_where_it_was_read_is_still_replaced(monkeypatch) -> None:
+    from django.db import connection
+
+    mid = store_at(T0, LONG)
+    monkeypatch.setattr(tiers, "_fts_entries", lambda ids: dict.fromkeys(ids, 10**9))  # stale positions
+    retier_at(T0 + timedelta(days=100))
+    with connection.cursor() as cur:
+        cur.execute("SELECT doc FROM memories_fts WHERE memory_id = %s", [mid])
+        assert [r[0] for r in cur.fetchall()] == [Memory.objects.get(id=mid).content]
