@@ -7,7 +7,9 @@ One agent's corpus is grown through engine functions to each size in turn (10k, 
 store figure (a) and the search figure (b) are measured beside their raw sqlite3 baselines. The report is
 ``{"machine": {...}, "results": [{"name", "n", "value", "unit", "baseline", "ratio", "goal", "met", ...}]}``
 with ``ratio = value / baseline`` (engine / raw). The graph figures (``bench_graph``: PPR latency, rebuild, search
-graph on vs off at 10k, 100k and 1M triples) and the MCP figures (``bench_mcp``) run last on the same file.
+graph on vs off at 10k, 100k and 1M triples) and the MCP figures (``bench_mcp``) run last on the same file, then
+the insights figures (``bench_insights``): search with the query journal and feedback term on vs off at the largest
+corpus size, and the tiering job over 1M rows of an agent of its own (``--quick``: 100k).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_graph  # noqa: E402
+import bench_insights  # noqa: E402
 import bench_mcp  # noqa: E402
 import bench_search  # noqa: E402
 import bench_store  # noqa: E402
@@ -56,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-db", action="store_true", help="keep the databases afterwards")
     ap.add_argument("--skip-mcp", action="store_true", help="skip the MCP-over-HTTP figures (bench_mcp)")
     ap.add_argument("--skip-graph", action="store_true", help="skip the graph figures (bench_graph)")
+    ap.add_argument("--skip-insights", action="store_true", help="skip the insights figures (bench_insights)")
+    ap.add_argument(
+        "--tier-rows", type=int, help="rows of the tiering agent (default 1000000; --quick: 100000)"
+    )
     ap.add_argument(
         "--graph-sizes",
         type=lambda s: [int(x) for x in s.split(",")],
@@ -104,6 +111,15 @@ def main(argv: list[str] | None = None) -> int:
             mcp = bench_mcp.measure(engine_db=db)
             results += mcp
             print(table(mcp), flush=True)
+        if not args.skip_insights:
+            print(
+                f"\n== insights: journal + feedback on vs off at {max(sizes)} memories, tiering", flush=True
+            )
+            insights = bench_insights.measure_search(n_label=max(sizes), rounds=args.rounds)
+            tier_rows = args.tier_rows or (100_000 if args.quick else 1_000_000)
+            insights += bench_insights.measure_tiering(db_path=db, n_rows=tier_rows)
+            results += insights
+            print(table(insights), flush=True)
     finally:
         if args.keep_db:
             print(f"kept {db.parent}")

@@ -15,7 +15,7 @@ from memory.models import FactWrite, Memory
 
 from . import common as c
 from . import rawsql
-from .archive import ORIGINAL_SQL, original_content
+from .archive import holds, same_text
 from .belief import believed_sql, current_q, is_believed, is_current, is_retracted
 from .provenance import NON_CORROBORATING, check_origin, effective_trust, origin_class
 from .timeline import Segment, WriteSpan, derive, value_at
@@ -166,8 +166,7 @@ def _fast_sql() -> str:
     return (
         "SELECT (SELECT MAX(w.req_from) FROM memory_fact_writes w WHERE w.agent_id = %s AND w.subject = %s"
         " AND w.predicate = %s AND w.state = 'believed') <= %s,"
-        f" m.id, m.valid_from < %s, m.valid_until, m.object, {ORIGINAL_SQL.format(alias='m')}, m.metadata,"
-        " m.reaffirmed_by,"
+        " m.id, m.valid_from < %s, m.valid_until, m.object, m.content, m.metadata, m.reaffirmed_by,"
         " m.confidence, m.origin"
         " FROM (SELECT 1 AS one) AS one LEFT JOIN memories m ON m.agent_id = %s AND m.subject = %s"
         f" AND m.predicate = %s AND {believed_sql('m')} AND (m.valid_until IS NULL OR m.valid_until >= %s)"
@@ -201,7 +200,7 @@ def _fast_write(fact: FactInput, start: datetime, end: datetime | None, t: datet
         return _fast_insert(fact, start, end, t, predecessor=rid)  # the previous segment ends exactly here
     if until is not None:
         return None
-    if (obj or None) == (fact.object or None) and content.strip() == fact.content.strip():
+    if (obj or None) == (fact.object or None) and same_text(rid, content, fact.content):
         return _fast_reaffirm(fact, rid, start, t, rawsql.load_json(reaffirmed) or [], confidence, origin)
     return _fast_insert(fact, start, end, t, predecessor=rid, cut=True)
 
@@ -333,9 +332,7 @@ def _covering_row(rows: Any, at: datetime) -> Memory | None:
 
 
 def _same_value(row: Memory, fact: FactInput) -> bool:
-    return (row.object or None) == (fact.object or None) and original_content(
-        row
-    ).strip() == fact.content.strip()
+    return (row.object or None) == (fact.object or None) and holds(row, fact.content)
 
 
 def reaffirm_entries(

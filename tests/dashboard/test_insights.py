@@ -78,6 +78,7 @@ def test_members_see_every_section(member, agent, activity) -> None:
     assert response.status_code == 200
     page = response.content.decode()
     # the profile, 7 days by default: intents, entities, used memories, and a chart
+    assert "<title>Insights · Support bot · memdesk</title>" in page
     assert 'data-days="7"' in page and 'id="intent-chart"' in page and "<svg" in page
     assert "where does acme-web deploy" in page and 'id="entity-chart"' in page
     assert re.search(r'data-count="queries">5<', page)

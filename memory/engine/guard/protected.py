@@ -8,7 +8,7 @@ from typing import Any
 from memory.models import ApprovalRequest, FactWrite, Memory
 
 from .. import common as c
-from ..archive import original_content
+from ..archive import holds
 from ..belief import current_q
 from ..temporal import FactInput, apply_fact, check_fact, rederive_key
 from ..types import EngineError, InvalidArgument, StoreResult
@@ -136,11 +136,7 @@ def _is_current(fact: FactInput) -> bool:
         .only("object", "content", "metadata")
         .first()
     )
-    return (
-        row is not None
-        and (row.object or None) == (fact.object or None)
-        and original_content(row).strip() == fact.content.strip()
-    )
+    return row is not None and (row.object or None) == (fact.object or None) and holds(row, fact.content)
 
 
 @c.write_transaction
