@@ -303,7 +303,7 @@ def _nothing(item: ReviewItem, edited: dict[str, Any] | None, actor: str, t: dat
 
 def _undo(item: ReviewItem, hook: dict[str, Any], actor: str) -> None:
     """Take an approved version back: it goes, and the version it superseded is current again."""
-    created = Attitude.objects.filter(id=hook.get("attitude"), agent_id=item.agent_id).first()
+    created = Attitude.objects.filter(id=int(hook.get("attitude") or 0), agent_id=item.agent_id).first()
     if created is None:
         return
     if created.superseded_at is not None:

@@ -255,7 +255,7 @@ def _nothing(item: ReviewItem, edited: dict[str, Any] | None, actor: str, t: dat
 
 
 def _undo(item: ReviewItem, hook: dict[str, Any], actor: str) -> None:
-    row = Skill.objects.filter(id=hook.get("skill"), agent_id=item.agent_id).first()
+    row = Skill.objects.filter(id=int(hook.get("skill") or 0), agent_id=item.agent_id).first()
     if row is None:
         return
     if row.level != hook.get("to_level"):

@@ -312,7 +312,9 @@ def _apply_chunk(
     agent_id: str, rows: list[tuple[Any, ...]], t: datetime, result: RetierResult
 ) -> list[tuple[str, str, int]]:
     """Classify one chunk and write its tier changes; returns the rows to shorten (id, depth, length)."""
-    inserts, updates, shrink = [], [], []
+    inserts: list[tuple[str, str]] = []
+    updates: list[tuple[str, str]] = []
+    shrink: list[tuple[str, str, int]] = []
     for _, mid, age, idle, access_count, importance, trust, length, fb, tier, depth, accessed in rows:
         age, idle = max(0.0, float(age or 0.0)), max(0.0, float(idle or 0.0))
 
