@@ -15,13 +15,14 @@ from typing import Any
 from memory import engine
 
 
-def daily(*, agent_id: str, llm: Any = None, use_llm: bool = True) -> dict[str, Any]:
-    """Snapshot, skill check and tiering for one agent. ``llm`` defaults to the configured client (if any)."""
+def daily(*, agent_id: str, day: Any = None, llm: Any = None, use_llm: bool = True) -> dict[str, Any]:
+    """Snapshot, skill check and tiering for one agent. ``day`` is the UTC day to snapshot (default today: run it
+    late in the day, or just after midnight with yesterday's date). ``llm`` defaults to the configured client."""
     if llm is None and use_llm:
         from memory.llm import client_from_config
 
         llm = client_from_config()  # its budget is [llm] max_calls_per_run
-    snapshot = engine.profile_snapshot(agent_id=agent_id)
+    snapshot = engine.profile_snapshot(agent_id=agent_id, day=day)
     proposed = engine.skills_check(agent_id=agent_id)
     tiers = engine.retier(agent_id=agent_id, llm=llm)
     return {

@@ -67,8 +67,10 @@ def test_the_daily_job_snapshots_checks_skills_and_retiers() -> None:
     with time_machine.travel(T0 + timedelta(days=100), tick=False):
         engine.agent_search(agent_id=A, query="nothing")
         out = daily(agent_id=A, use_llm=False)
-        assert daily(agent_id=A, use_llm=False)["tiers"]["moved"] == {}  # safe to run twice
-    assert out["snapshot"] == "2030-04-11" and InterestSnapshot.objects.get().profile["queries"] == 1
+        again = daily(agent_id=A, use_llm=False, day="2030-04-10")  # safe to run twice; a past day too
+        assert again["tiers"]["moved"] == {} and again["snapshot"] == "2030-04-10"
+    assert out["snapshot"] == "2030-04-11"
+    assert InterestSnapshot.objects.get(day="2030-04-11").profile["queries"] == 1
     assert MemoryTier.objects.get(memory_id=mid).tier == "cold"
     assert out["tiers"]["digested"] == 1
     (down,) = out["skill_proposals"]  # 100 days unused: decay calls for L1 again, proposed for review
