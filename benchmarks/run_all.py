@@ -11,9 +11,10 @@ graph on vs off at 10k, 100k and 1M triples), the dream run figures (``bench_dre
 over an agent of 100k rows with 10 % planted conflicts, time per phase, peak memory, the judge's precision and
 recall), the discovery figures (``bench_discovery``: edges + Leiden + discovery at 10k, 100k and 1M facts, Leiden
 vs Louvain, the inbox page), the MCP figures (``bench_mcp``), the review queue page with 10k pending items
-(``bench_review_page``) and the hostile-client figures (``bench_hostile``, issue 15) run last on the same file; the injection-scan figures (``bench_injection``: latency per
-KB, rules alone as the baseline, the bad-input budget, and the recorded leave-one-source-out detection) need no
-database.
+(``bench_review_page``), the hostile-client figures (``bench_hostile``, issue 15) and the insights figures
+(``bench_insights``: search with the query journal and feedback term on vs off, the tiering job over 1M rows) run
+last on the same file; the injection-scan figures (``bench_injection``: latency per KB, rules alone as the
+baseline, the bad-input budget, and the recorded leave-one-source-out detection) need no database.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import bench_dream  # noqa: E402
 import bench_graph  # noqa: E402
 import bench_hostile  # noqa: E402
 import bench_injection  # noqa: E402
+import bench_insights  # noqa: E402
 import bench_mcp  # noqa: E402
 import bench_review_page  # noqa: E402
 import bench_search  # noqa: E402
@@ -84,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         "--skip-hostile", action="store_true", help="skip the hostile-client figures (bench_hostile)"
     )
     ap.add_argument("--hostile-seconds", type=float, default=10.0, help="length of each hostile HTTP phase")
+    ap.add_argument("--skip-insights", action="store_true", help="skip the insights figures (bench_insights)")
+    ap.add_argument(
+        "--tier-rows", type=int, help="rows of the tiering agent (default 1000000; --quick: 100000)"
+    )
     ap.add_argument(
         "--graph-sizes",
         type=lambda s: [int(x) for x in s.split(",")],
@@ -162,6 +168,15 @@ def main(argv: list[str] | None = None) -> int:
             hostile = bench_hostile.measure(engine_db=db, seconds=args.hostile_seconds)
             results += hostile
             print(table(hostile), flush=True)
+        if not args.skip_insights:
+            print(
+                f"\n== insights: journal + feedback on vs off at {max(sizes)} memories, tiering", flush=True
+            )
+            insights = bench_insights.measure_search(n_label=max(sizes), rounds=args.rounds)
+            tier_rows = args.tier_rows or (100_000 if args.quick else 1_000_000)
+            insights += bench_insights.measure_tiering(db_path=db, n_rows=tier_rows)
+            results += insights
+            print(table(insights), flush=True)
     finally:
         if args.keep_db:
             print(f"kept {db.parent}")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import graph_views, ops_views, views
+from . import graph_views, insights_views, ops_views, views
 
 app_name = "dashboard"
 urlpatterns = [
@@ -22,6 +22,7 @@ urlpatterns = [
         ops_views.operations_run,
         name="operations_run",
     ),
+    path("agents/<str:agent_id>/insights/", insights_views.insights, name="insights"),
     path("agents/<str:agent_id>/graph/", graph_views.graph, name="graph"),
     path("agents/<str:agent_id>/graph/entity/", graph_views.graph_entity, name="graph_entity"),
     path("agents/<str:agent_id>/graph/download/", graph_views.graph_download, name="graph_download"),

@@ -111,12 +111,15 @@ def memory_detail(request: HtmxHttpRequest, agent_id: str, memory_id: str) -> Ht
     if record is None:
         raise Http404("No such memory.")
     now = timezone.now()
+    archive = engine.memory_archive(agent_id=access.agent.agent_id, memory_ids=[record.id]).get(record.id)
     context = {
         "agent": access.agent,
         "m": record,
         "now": now,
         "status": record.status_at(now),
         "related": selectors.related_rows(record),
+        "archive": archive,  # its tier, and the original text tiering shortened (SPEC B9): curators read it
+        "can_read_archive": bool(archive and archive.original is not None and access.has_role(Role.CURATOR)),
     }
     return render_page(request, "dashboard/memory_detail.html", context)
 

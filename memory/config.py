@@ -268,3 +268,55 @@ def injection_settings() -> InjectionSettings:
     result = InjectionSettings(**values)
     _injection_cache[str(path)] = (mtime, result)
     return result
+
+
+# --- [insights] (SPEC B6, B8) ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InsightsSettings:
+    journal_retention_days: int = 90  # the query journal's rows are swept after this many days
+    attitude_half_life_days: float = (
+        90.0  # an attitude's confidence halves this long after its last affirmation
+    )
+    attitude_floor: float = 0.3  # reflexion context includes current attitudes at or above this confidence
+
+
+def _build_insights(path: Path, data: dict[str, Any] | None) -> InsightsSettings:
+    defaults = InsightsSettings()
+    section = (data or {}).get("insights")
+    if section is None:
+        return defaults
+    if not isinstance(section, dict):
+        _warn_once(
+            f"{path}:insights", f"memdesk config {path}: [insights] is not a table; using the defaults"
+        )
+        return defaults
+    checks: dict[str, Any] = {
+        "journal_retention_days": lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 3650,
+        "attitude_half_life_days": lambda v: _number(v) and 1 <= v <= 3650,
+        "attitude_floor": lambda v: _number(v) and 0 <= v <= 1,
+    }
+    values: dict[str, Any] = {}
+    for name, ok in checks.items():
+        if name not in section:
+            continue
+        if ok(section[name]):
+            values[name] = section[name]
+        else:
+            _warn_once(
+                f"{path}:insights:{name}",
+                f"memdesk config {path}: insights.{name} = {section[name]!r} is invalid; "
+                f"using {getattr(defaults, name)!r}",
+            )
+    unknown = sorted(set(section) - set(checks))
+    if unknown:
+        _warn_once(
+            f"{path}:insights:unknown", f"memdesk config {path}: unknown [insights] keys {unknown} ignored"
+        )
+    return InsightsSettings(**values)
+
+
+def insights_settings() -> InsightsSettings:
+    """The ``[insights]`` section; missing or invalid values fall back to the defaults (one warning each)."""
+    return _cached("insights", _path(), _build_insights)

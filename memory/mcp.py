@@ -49,6 +49,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memory import engine, mcp_calls
+from memory.config import insights_settings
 from memory.engine.types import iso
 from memory.mcp_calls import run_in_pool
 from memory.mcp_registry import (
@@ -240,6 +241,10 @@ def _normalise_time(value: str | None) -> str | None:
     return iso(parsed.astimezone(UTC))
 
 
+def attitude_floor() -> float:
+    return float(insights_settings().attitude_floor)
+
+
 # --- argument types --------------------------------------------------------------------------------------
 
 MemoryId = Annotated[str, Field(description="A memory id as returned by memdesk (m_…)")]
@@ -394,8 +399,9 @@ async def memory_distill(
 def _search(
     p: engine.Principal, *, query: str, limit: int, layer: str | None, tags: list[str] | None
 ) -> dict[str, Any]:
-    hits = engine.search(agent_id=p.agent_id, query=query, limit=limit, layer=layer, tags=tags)
-    return {"results": [h.to_dict() for h in hits], "total": len(hits), "query_id": engine.new_query_id()}
+    return engine.agent_search(
+        agent_id=p.agent_id, query=query, limit=limit, layer=layer, tags=tags
+    ).to_dict()
 
 
 @tools.tool(annotations=READ_ONLY)
@@ -406,8 +412,10 @@ async def memory_search(
     layer: Layer | None = None,
     tags: Tags = None,
 ) -> CallToolResult:
-    """Search your current memories (full text, ranked by relevance, importance, recency and trust).
-    Needs memory:read. Returns {results, total, query_id}; pass query_id to memory_feedback."""
+    """Search your current memories (full text, ranked by relevance, importance, recency, trust and the
+    feedback you gave). Needs memory:read. Returns {results, total, query_id, gaps}; pass query_id to
+    memory_feedback. gaps lists a knowledge gap this query keeps hitting (searches like it were marked
+    INCORRECT twice within 7 days): memory lacks the answer, so do not guess."""
     return await invoke(ctx, READ, _search, query=query, limit=limit, layer=layer, tags=tags)
 
 
@@ -581,18 +589,28 @@ async def memory_record_mistake(
     )
 
 
-def _reflexion_context(p: engine.Principal, *, message: str) -> dict[str, Any]:
+def _reflexion_context(p: engine.Principal, *, message: str, include_attitudes: bool) -> dict[str, Any]:
     mistakes = engine.recall(agent_id=p.agent_id, message=message)
-    return {"block": engine.render_block(mistakes), "mistakes": [m.id for m in mistakes]}
+    out: dict[str, Any] = {"block": engine.render_block(mistakes), "mistakes": [m.id for m in mistakes]}
+    if include_attitudes:
+        held = engine.attitudes(agent_id=p.agent_id, floor=attitude_floor())
+        out["block"] += engine.render_attitudes(held)
+        out["attitudes"] = [a.to_dict() for a in held]
+    return out
 
 
 @tools.tool(annotations=READ_ONLY)
 async def memory_reflexion_context(
-    ctx: Context, message: Annotated[str, Field(description="The message you are about to answer")]
+    ctx: Context,
+    message: Annotated[str, Field(description="The message you are about to answer")],
+    include_attitudes: Annotated[
+        bool, Field(description="Also add your current reviewed attitudes above the confidence floor")
+    ] = False,
 ) -> CallToolResult:
-    """The '## Past Mistakes to Avoid' block for a message (empty when nothing relevant is open).
-    Needs memory:read. Returns {block, mistakes}."""
-    return await invoke(ctx, READ, _reflexion_context, message=message)
+    """The '## Past Mistakes to Avoid' block for a message (empty when nothing relevant is open); with
+    include_attitudes, followed by '## Standing Attitudes' (current, reviewed, decayed confidence at or above
+    the floor). Needs memory:read. Returns {block, mistakes} (and attitudes)."""
+    return await invoke(ctx, READ, _reflexion_context, message=message, include_attitudes=include_attitudes)
 
 
 def _feedback(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
@@ -610,11 +628,65 @@ async def memory_feedback(
     query_id: Annotated[str | None, Field(description="A query_id from memory_search")] = None,
     note: Annotated[str | None, Field(description="Why (at most 2000 characters)")] = None,
 ) -> CallToolResult:
-    """Say whether a memory or a search result set was right. Give exactly one of memory_id or query_id.
-    Needs memory:write. Returns {id, target_type, target_id, verdict, created_at}."""
+    """Say whether a memory or a search result set was right. Give exactly one of memory_id or query_id (a
+    search of the last 90 days). Verdicts move how the memories rank in later searches; two INCORRECT verdicts
+    on searches like one another within 7 days record a knowledge gap. Needs memory:write.
+    Returns {id, target_type, target_id, verdict, created_at, adjusted, gap}."""
     return await invoke(
         ctx, WRITE, _feedback, verdict=verdict, memory_id=memory_id, query_id=query_id, note=note
     )
+
+
+def _attitude_propose(p: engine.Principal, **kwargs: Any) -> dict[str, Any]:
+    kwargs["evidence"] = kwargs["evidence"] or ()
+    return engine.attitude_propose(agent_id=p.agent_id, actor=p.actor, **kwargs).to_dict()
+
+
+@tools.tool(annotations=WRITES)
+async def memory_attitude_propose(
+    ctx: Context,
+    category: Annotated[
+        str,
+        Field(
+            description="One of workflow, tool_behavior, config, architecture, preference, testing_philosophy, "
+            "autonomy_level, safety, design_preference, system_feedback"
+        ),
+    ],
+    statement: Annotated[
+        str, Field(description="The attitude in one or two sentences (at most 500 characters)")
+    ],
+    confidence: Annotated[float, Field(ge=0, le=1, description="How sure you are, 0–1")],
+    evidence: Annotated[
+        list[str] | None, Field(description="Up to 10 short reasons or memory ids behind it")
+    ] = None,
+) -> CallToolResult:
+    """Propose an attitude (how to work, what to prefer) for a category. A person reviews every change before
+    it holds; proposing what the category already says reaffirms it. Needs memory:write.
+    Returns {outcome, category, review_item_id, current}; outcome is proposed | already_proposed | reaffirmed."""
+    return await invoke(
+        ctx,
+        WRITE,
+        _attitude_propose,
+        category=category,
+        statement=statement,
+        confidence=confidence,
+        evidence=evidence,
+    )
+
+
+def _skill_use(p: engine.Principal, *, skill: str) -> dict[str, Any]:
+    return engine.skill_use(agent_id=p.agent_id, skill=skill, actor=p.actor).to_dict()
+
+
+@tools.tool(annotations=WRITES)
+async def memory_skill_use(
+    ctx: Context,
+    skill: Annotated[str, Field(description="The skill you just used, e.g. 'sql window functions'")],
+) -> CallToolResult:
+    """Count one use of a skill. Levels: 1 exposure, 2 competent, 3 generative; uses decay with a 30-day
+    half-life, and a level change waits for a person's review. Needs memory:write. Returns {skill, level,
+    level_name, uses, score, called_for, ..., proposed_review_item_id}."""
+    return await invoke(ctx, WRITE, _skill_use, skill=skill)
 
 
 def _invalidate_by_origin(p: engine.Principal, *, origin: str, since: str | None) -> dict[str, Any]:

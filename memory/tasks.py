@@ -44,6 +44,18 @@ SCHEDULES = (
         60,
         "reminds once about review items past their TTL (they stay pending)",
     ),
+    Scheduled(
+        "memdesk: daily insights",
+        "insights_daily_all",
+        24 * 60,
+        "for every agent: the interest snapshot with its delta, skill decay, and tiering (digests, archive)",
+    ),
+    Scheduled(
+        "memdesk: query journal sweep",
+        "insights_sweep",
+        24 * 60,
+        "deletes query journal rows past their retention (snapshots, gaps and feedback stay)",
+    ),
 )
 
 
@@ -125,4 +137,42 @@ def review_sweep() -> dict[str, int]:
     return engine.review_sweep()
 
 
-JOBS = {"deliver_event", "quarantine_sweep", "dream_execute", "dream_gate_check", "review_sweep"}
+def insights_daily(agent_id: str) -> dict[str, Any]:
+    """One agent's daily snapshot, skill check and tiering (SPEC B8, B6, B9)."""
+    from memory.dream import insights
+
+    return insights.daily(agent_id=agent_id)
+
+
+def insights_daily_all() -> dict[str, Any]:
+    """The daily insights job of every agent, each on its own (one failing does not stop the others)."""
+    from memory.models import Agent
+
+    done, failed = [], []
+    for agent_id in Agent.objects.order_by("agent_id").values_list("agent_id", flat=True):
+        try:
+            insights_daily(agent_id)
+            done.append(agent_id)
+        except Exception:
+            log.exception("daily insights failed for %s", agent_id)
+            failed.append(agent_id)
+    return {"done": done, "failed": failed}
+
+
+def insights_sweep() -> dict[str, int]:
+    """Delete query journal rows past retention."""
+    from memory.dream import insights
+
+    return insights.sweep()
+
+
+JOBS = {
+    "deliver_event",
+    "quarantine_sweep",
+    "dream_execute",
+    "dream_gate_check",
+    "review_sweep",
+    "insights_daily",
+    "insights_daily_all",
+    "insights_sweep",
+}

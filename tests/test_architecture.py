@@ -27,6 +27,13 @@ MEMORY_MODELS = {
     "EntityEdge",
     "Community",
     "DiscoveryItem",
+    "QueryJournal",
+    "FeedbackWeight",
+    "KnowledgeGap",
+    "InterestSnapshot",
+    "Attitude",
+    "Skill",
+    "MemoryTier",
 }
 WRITE_METHODS = {
     "create",

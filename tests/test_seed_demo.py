@@ -16,7 +16,17 @@ from django.test import Client
 
 from memory import engine
 from memory.management import demo_data as d
-from memory.models import Agent, FactWrite, Membership, Memory, Mistake, Team
+from memory.models import (
+    Agent,
+    FactWrite,
+    Feedback,
+    Membership,
+    Memory,
+    MemoryTier,
+    Mistake,
+    QueryJournal,
+    Team,
+)
 from web.access import visible_agents
 from wiki.models import WikiRevision
 
@@ -263,13 +273,13 @@ class TestSeededDemo:
         assert (run.status, run.dry_run, run.actor) == ("done", False, "system:seed_demo")
         assert all(phase["errors"] == [] for phase in run.phases.values())
         assert engine.dream_state(agent_id=A).mode == "apply"
-        assert f"dream run #{run.id} over support-bot: 4 applied, 4 waiting for review (done)" in seeded
-        items = engine.review_list(agent_id=A, status=None)
+        assert f"dream run #{run.id} over support-bot: 5 applied, 4 waiting for review (done)" in seeded
+        items = [i for i in engine.review_list(agent_id=A, status=None) if i.kind in ("conflict", "lint")]
         summary = sorted(
             (
                 i.kind,
                 i.status,
-                i.payload.get("rule") or i.payload["finding"]["rule"],
+                i.payload.get("rule"),
                 i.payload.get("verdict_type"),
             )
             for i in items
@@ -277,6 +287,7 @@ class TestSeededDemo:
         assert summary == [
             ("conflict", "applied", "a", "conflict:MERGE"),  # "Atlassian Statuspage" respelt
             ("conflict", "applied", "b", "conflict:MERGE"),  # headquartered_in / hq
+            ("conflict", "applied", "d", "conflict:COEXIST"),  # one call-notes template, two customers
             ("conflict", "applied", "d", "conflict:SUPERSEDE"),  # English notes
             ("conflict", "applied", "d", "conflict:SUPERSEDE"),  # Chinese notes
             ("conflict", "pending", "c", "conflict:UNSURE"),  # Wen Zhao / wen, a low-trust channel
@@ -303,7 +314,33 @@ class TestSeededDemo:
         client.force_login(get_user_model().objects.get(username="reviewer"))
         [run] = engine.dream_runs(agent_id=A)
         html = client.get(f"/agents/{A}/operations/").content.decode()
-        assert f'data-run="{run.id}"' in html and "4 · 4 · 1" in html and "cycle" in html
+        assert f'data-run="{run.id}"' in html and "5 · 4 · 1" in html and "cycle" in html
+
+    def test_a_week_of_use_journal_feedback_gap_attitudes_skills_and_tiers(self, seeded: str) -> None:
+        journal = QueryJournal.objects.filter(agent_id=A)
+        assert journal.count() >= 10 and journal.dates("created_at", "day").count() >= 6
+        verdicts = set(
+            Feedback.objects.filter(agent_id=A, target_type="query").values_list("verdict", flat=True)
+        )
+        assert verdicts == {"CORRECT", "INCORRECT", "AMBIGUOUS"}
+        (gap,) = engine.knowledge_gaps(agent_id=A)
+        assert gap.fail_count == 2 and "sla" in gap.signature and "credits" in gap.signature
+        snapshots = engine.interest_snapshots(agent_id=A)
+        assert len(snapshots) == 8 and any(s.delta["intents_new"] for s in snapshots)
+        week = engine.profile(agent_id=A, days=7, at=NOW + timedelta(hours=1))
+        assert week.intents and week.entities and week.memories
+        current = {a.category for a in engine.attitudes(agent_id=A)}
+        assert {"workflow", "testing_philosophy", "preference"} <= current
+        history = [a for a in engine.attitudes(agent_id=A, history=True) if a.category == "workflow"]
+        assert [a.version for a in history] == [2, 1] and history[1].superseded_at is not None
+        pending = engine.review_list(agent_id=A, kind="attitude")
+        assert [p.payload["category"] for p in pending] == ["autonomy_level"]
+        levels = {s.name: s.level for s in engine.skills(agent_id=A)}
+        assert {1, 2, 3} <= set(levels.values()) and levels["sql window functions"] == 3
+        assert engine.review_list(agent_id=A, kind="skill")  # a level change waits for review
+        tiers = engine.tier_counts(agent_id=A)
+        assert all(tiers[t] >= 1 for t in ("hot", "warm", "cold", "frozen")), tiers
+        assert MemoryTier.objects.filter(agent_id=A).exclude(original=None).count() >= 3
 
     def test_research_bot_is_separate(self, seeded: str) -> None:
         assert engine.search(agent_id=d.RESEARCH_BOT, query="Cloudflare") == []

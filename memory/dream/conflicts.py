@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from memory.engine import InvalidArgument, check_agent_id, normalize_entity, parse_time
 from memory.engine.belief import BELIEVED, current_q
-from memory.models import EntityAlias, Memory
+from memory.models import EntityAlias, Memory, MemoryTier
 
 from .judge import HIGH_OVERLAP
 from .registry import Registry, get_registry
@@ -267,9 +267,13 @@ def _load_facts(agent_id: str, at: datetime, names: _Names) -> list[_Fact]:
 
 
 def _load_plain(agent_id: str, at: datetime) -> list[tuple[str, str, tuple[datetime, str]]]:
+    """Current plain memories, not those whose content is now a digest or headline of their text (SPEC B9):
+    two digests can look alike where the texts differ, so they are never judged."""
+    shortened = MemoryTier.objects.filter(agent_id=agent_id).exclude(depth="").values("memory_id")
     rows = (
         Memory.objects.filter(current_q(at), agent_id=agent_id)
         .exclude(_has_triple())
+        .exclude(id__in=shortened)
         .values_list("id", "content", "ingested_at")
         .iterator(chunk_size=5_000)
     )

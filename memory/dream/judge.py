@@ -32,6 +32,7 @@ from .text import (
     normalize_predicate,
     normalize_text,
     overlap,
+    proper_names,
     similarity,
     tokens,
     value_key,
@@ -287,6 +288,10 @@ def _judge_plain(a: _Side, b: _Side) -> Verdict:
     na, nb = normalize_text(a.content).rstrip(" .!。！"), normalize_text(b.content).rstrip(" .!。！")
     if na == nb:
         return _v("MERGE", 0.95, "the same text after normalisation", "merge_equal")
+    names_a, names_b = proper_names(a.content), proper_names(b.content)
+    if names_a - names_b and names_b - names_a:  # e.g. the same template filled for two customers
+        only = ", ".join(sorted(names_a - names_b)[:3]) + " / " + ", ".join(sorted(names_b - names_a)[:3])
+        return _v("COEXIST", 0.85, f"they are about different named things ({only})", "different_names")
     sim = similarity(na, nb)
     shared = overlap(tokens(na), tokens(nb))
     flipped = cues(na) ^ cues(nb)

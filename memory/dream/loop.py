@@ -66,7 +66,6 @@ MAX_ERRORS = 20
 LLM_STOPPERS = ("timeout", "connection", "budget_exhausted", "not_configured")
 LOW_VALUE_IMPORTANCE = 2.0
 STALE_DAYS = 180
-RECENT_ACCESS_DAYS = 30  # SPEC B9: prune never ends a row read in the last 30 days
 CHUNK = 500
 SCAN_FACTOR = 20  # the scan looks at this many times the candidates it keeps, to sample all rules
 
@@ -403,6 +402,17 @@ def _discover(ctx: _Run, report: PhaseReport) -> None:
         report.item({"type": "discovery", "kind": item.kind, "id": item.id, "text": item.explanation})
 
 
+def _attitudes(ctx: _Run, report: PhaseReport) -> None:
+    """SPEC B6: consolidated mistake rules proposed as attitudes (every change waits for review)."""
+    from .attitudes import reflect_attitudes
+
+    done = reflect_attitudes(agent_id=ctx.agent_id, run_id=ctx.run.id, dry=ctx.dry, actor=DREAM_ACTOR)
+    report.counts["attitudes"] = dict(Counter(p.outcome for p in done))
+    for proposal in done:
+        if proposal.outcome in ("proposed", "dry"):
+            report.item({"type": "attitude", "outcome": proposal.outcome, "category": proposal.category})
+
+
 def _brief(report: dict[str, Any]) -> dict[str, Any]:
     """The discovery run's counts, without its long lists (the inbox holds the items)."""
     return {
@@ -450,6 +460,7 @@ def reflect(ctx: _Run, report: PhaseReport) -> None:
     report.counts["top_predicates"] = dict(predicates)
     report.counts["top_origins"] = dict(origins)
     _step(report, "discovery", lambda: _discover(ctx, report))
+    _step(report, "attitudes", lambda: _attitudes(ctx, report))
     if not _GAP_FINDERS:
         report.counts["knowledge_gaps"] = "no gap finder registered"
         return
@@ -743,7 +754,8 @@ def prune(ctx: _Run, report: PhaseReport) -> None:
 
 
 def _not_recently_read(t: datetime) -> Q:
-    return Q(last_accessed__isnull=True) | Q(last_accessed__lt=t - timedelta(days=RECENT_ACCESS_DAYS))
+    """Rows prune may end: not read back lately (SPEC B9; the rule is the engine's ``prune_protected_q``)."""
+    return ~engine.prune_protected_q(t)
 
 
 def _orphans(ctx: _Run) -> list[str]:

@@ -13,6 +13,7 @@ __all__ = [
     "NEAR_TEXT",
     "STRICT_TYPES",
     "cues",
+    "proper_names",
     "digits",
     "near_equal",
     "near_predicate",
@@ -154,3 +155,15 @@ def cues(text: object) -> frozenset[str]:
     found = {label for label, pattern in _EN_CUES if pattern.search(norm)}
     found.update(label for label, words in _ZH_CUES if any(w in norm for w in words))
     return frozenset(found)
+
+
+_NAME = re.compile(r"(?<![\w#@])[A-Z][\w&.-]*[A-Za-z0-9]")
+_SENTENCE_START = re.compile(r"(?:^|[.!?;:]\s+|\n\s*)([A-Z][\w&.-]*)")
+
+
+def proper_names(text: object) -> frozenset[str]:
+    """Capitalised words that are not the first word of a sentence (names of customers, people, products),
+    case-folded: two texts that each name something the other does not are about different things."""
+    raw = str(text or "")
+    starts = {m.group(1) for m in _SENTENCE_START.finditer(raw)}
+    return frozenset(w.casefold() for w in _NAME.findall(raw) if w not in starts or raw.count(w) > 1)

@@ -2,6 +2,17 @@
 
 from memory.dream.judge import judge
 
+from .attitudes import (
+    BLOCK_HEADER as ATTITUDES_HEADER,
+)
+from .attitudes import (
+    AttitudeProposal,
+    AttitudeRecord,
+    UnknownCategory,
+    attitude_propose,
+    attitudes,
+    render_attitudes,
+)
 from .belief import (
     BELIEVED,
     NOT_RETRACTED,
@@ -41,7 +52,8 @@ from .dream_runs import (
     dream_state,
 )
 from .dream_runs import PHASES as DREAM_PHASES
-from .feedback import FeedbackResult, feedback_record, new_query_id
+from .feedback import FeedbackResult, feedback, feedback_record
+from .gaps import GapRecord, knowledge_gaps
 from .graph import (
     GRAPH_CACHE_MIN_TRIPLES,
     AliasPreview,
@@ -108,6 +120,9 @@ from .inbox import (
 )
 from .inbox import open_q as inbox_open_q
 from .injection import ScanResult, scan_fact, scan_injection
+from .journal import AgentSearch, agent_search, journal_sweep, new_query_id
+from .journal import signature as query_signature
+from .profile import Profile, SnapshotRecord, interest_snapshots, profile, profile_snapshot
 from .provenance import CLASS_ALIASES, origin_class
 from .public import (
     MAX_CONTENT_BYTES,
@@ -155,7 +170,18 @@ from .review import TTL_DAYS as REVIEW_TTL_DAYS
 from .review import UNDO_SECS as REVIEW_UNDO_SECS
 from .review_policy import IMPACT_THRESHOLD as REVIEW_IMPACT_THRESHOLD
 from .review_policy import PolicyInEffect, policy_in_effect
+from .skills import LEVELS as SKILL_LEVELS
+from .skills import SkillRecord, SkillUse, skill_use, skills, skills_check
 from .temporal import get_at, get_history, retract_fact
+from .tiers import (
+    ArchiveRecord,
+    RetierResult,
+    export_memories,
+    memory_archive,
+    prune_protected_q,
+    retier,
+    tier_counts,
+)
 from .tokens import (
     SCOPES,
     Principal,
@@ -207,6 +233,38 @@ __all__ = [
     "last_discovery_run",
     "inbox_open_q",
     "pair_fingerprint",
+    "ATTITUDES_HEADER",
+    "AgentSearch",
+    "ArchiveRecord",
+    "AttitudeProposal",
+    "AttitudeRecord",
+    "GapRecord",
+    "Profile",
+    "RetierResult",
+    "SKILL_LEVELS",
+    "SkillRecord",
+    "SkillUse",
+    "SnapshotRecord",
+    "UnknownCategory",
+    "agent_search",
+    "attitude_propose",
+    "attitudes",
+    "export_memories",
+    "feedback",
+    "interest_snapshots",
+    "journal_sweep",
+    "knowledge_gaps",
+    "memory_archive",
+    "profile",
+    "profile_snapshot",
+    "prune_protected_q",
+    "query_signature",
+    "render_attitudes",
+    "retier",
+    "skill_use",
+    "skills",
+    "skills_check",
+    "tier_counts",
     "outbox_attempted",
     "DREAM_PHASES",
     "GATE_HOURS",

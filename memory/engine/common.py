@@ -252,6 +252,11 @@ def lock_key(agent_id: str, subject: str, predicate: str) -> None:
     _advisory_lock(f"key\x1f{agent_id}\x1f{subject}\x1f{predicate}")
 
 
+def lock_feedback(agent_id: str) -> None:
+    """Serialise the feedback of one agent (weights and knowledge gaps are read, then written)."""
+    _advisory_lock(f"feedback\x1f{agent_id}")
+
+
 def lock_origin(agent_id: str, origin: str) -> None:
     """Serialise an origin purge with a decision's undo, which could bring that origin's writes back: the undo
     checks for a purge after the decision, so the purge must not run between that check and the restore.

@@ -15,6 +15,7 @@ from memory.models import LAYERS, Memory
 from . import common as c
 from . import graph, text
 from .belief import NOT_RETRACTED, RETRACTED, current_q, current_sql
+from .reinforce import feedback_weights, reinforcement
 from .types import InvalidArgument, MemoryRecord, NotFound, RetrievalWeights, SearchHit
 
 MAX_LIMIT = 100
@@ -136,22 +137,36 @@ def _json_str(value: str) -> str:
 
 
 def recency(m: Memory, at: datetime) -> float:
-    """R = exp(−days/S), S grows with access and importance (SPEC R2)."""
+    """R = exp(−days/S), S grows with access and importance (SPEC R2) and is stretched by access
+    reinforcement (SPEC B9, ``reinforce.reinforcement``: up to 10×, fading after 30 days unused)."""
     last = m.last_accessed or m.timestamp
     days = max(0.0, (at - last).total_seconds() / 86400.0) if last else 0.0
-    strength = min(
-        365.0, 14.0 * (1 + 0.6 * math.log1p(max(0, m.access_count))) * min(2.0, max(0.2, m.importance / 5.0))
+    return math.exp(
+        -days / (strength(m.access_count, m.importance) * reinforcement(m.access_count, m.last_accessed, at))
     )
-    return math.exp(-days / strength)
+
+
+def strength(access_count: int, importance: float) -> float:
+    """S of R2 in days: ``min(365, 14·(1+0.6·ln(1+access_count))·clamp(importance/5, 0.2, 2))``."""
+    return min(
+        365.0, 14.0 * (1 + 0.6 * math.log1p(max(0, access_count))) * min(2.0, max(0.2, importance / 5.0))
+    )
 
 
 def score(
-    m: Memory, pos: int | None, at: datetime, w: RetrievalWeights, ppr: float = 0.0, cosine: float = 0.0
+    m: Memory,
+    pos: int | None,
+    at: datetime,
+    w: RetrievalWeights,
+    ppr: float = 0.0,
+    cosine: float = 0.0,
+    feedback: float = 0.0,
 ) -> float:
-    """R2. ``pos`` is the FTS position; None for a graph-only hit (G4), which gets no full-text term."""
+    """R2. ``pos`` is the FTS position; None for a graph-only hit (G4), which gets no full-text term.
+    ``feedback`` is the memory's feedback weight (SPEC B9), added as ``w_feedback · feedback``."""
     fts = 0.0 if pos is None else w.w_fts / (1 + pos)
     base = w.w_recency * recency(m, at) + w.w_importance * (m.importance / 10.0) + fts
-    base += w.w_graph * ppr + w.w_vec * cosine
+    base += w.w_graph * ppr + w.w_vec * cosine + w.w_feedback * feedback
     return base * ((1 - w.w_trust) + w.w_trust * m.origin_trust)
 
 
@@ -178,10 +193,15 @@ def search(
     candidates = _fts_candidates(agent_id, query, max(limit * 3, 30), at, layer, tag_list)
     ppr = graph.graph_scores(agent_id=agent_id, query=query, at=at) if w.w_graph > 0 else None
     if ppr is None:  # no triples, no seeds or w_graph = 0: FTS-only, exactly as before the graph (G2)
+        fb = feedback_weights([m.id for m in candidates]) if w.w_feedback else {}
         scored = sorted(
-            ((score(m, pos, at, w), pos, m) for pos, m in enumerate(candidates)), key=lambda t: (-t[0], t[1])
+            ((score(m, pos, at, w, feedback=fb.get(m.id, 0.0)), pos, m) for pos, m in enumerate(candidates)),
+            key=lambda t: (-t[0], t[1]),
         )[:limit]
-        hits = [SearchHit.from_model(m, score=s, fts_position=pos) for s, pos, m in scored]
+        hits = [
+            SearchHit.from_model(m, score=s, fts_position=pos, feedback=fb.get(m.id, 0.0))
+            for s, pos, m in scored
+        ]
     else:
         hits = _fuse(agent_id, candidates, ppr, at, w, limit, layer, tag_list)
     if touch and hits:
@@ -222,19 +242,34 @@ def _fuse(
                 break
     ids = [m.id for m in (*candidates, *extra)]
     graph_score = dict(zip(ids, ppr.get_many(ids), strict=True))  # one lookup for every candidate
+    fb = feedback_weights(ids) if w.w_feedback else {}
     entries: list[tuple[float, int, int | None, Memory]] = [
-        (score(m, pos, at, w, ppr=graph_score[m.id]), pos, pos, m) for pos, m in enumerate(candidates)
+        (score(m, pos, at, w, ppr=graph_score[m.id], feedback=fb.get(m.id, 0.0)), pos, pos, m)
+        for pos, m in enumerate(candidates)
     ]
     entries += [
-        (score(m, None, at, w, ppr=graph_score[m.id]), len(candidates) + k, None, m)
+        (
+            score(m, None, at, w, ppr=graph_score[m.id], feedback=fb.get(m.id, 0.0)),
+            len(candidates) + k,
+            None,
+            m,
+        )
         for k, m in enumerate(extra)
     ]
     entries.sort(key=lambda t: (-t[0], t[1]))
-    return [SearchHit.from_model(m, score=s, fts_position=pos) for s, _, pos, m in entries[:limit]]
+    return [
+        SearchHit.from_model(m, score=s, fts_position=pos, feedback=fb.get(m.id, 0.0))
+        for s, _, pos, m in entries[:limit]
+    ]
 
 
 @c.write_transaction
 def _touch(agent_id: str, ids: list[str], at: datetime) -> None:
+    touch_rows(ids, at)
+
+
+def touch_rows(ids: list[str], at: datetime) -> None:
+    """Count a read of these rows (inside the caller's transaction)."""
     # By primary key only: the ids come from this agent's candidate query. Adding ``agent_id`` to the WHERE
     # clause made SQLite (no ANALYZE statistics) walk the agent's whole (agent_id, timestamp) index instead of
     # the primary key: 3 ms at 10k rows, ~30 ms at 100k, on every search.

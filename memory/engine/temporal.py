@@ -15,6 +15,7 @@ from memory.models import FactWrite, Memory
 
 from . import common as c
 from . import rawsql
+from .archive import holds, same_text
 from .belief import believed_sql, current_q, is_believed, is_current, is_retracted
 from .graph.names import MAX_OBJECT_CHARS, check_entity_length
 from .provenance import NON_CORROBORATING, check_origin, effective_trust, origin_class
@@ -211,7 +212,7 @@ def _fast_write(fact: FactInput, start: datetime, end: datetime | None, t: datet
         return _fast_insert(fact, start, end, t, predecessor=rid)  # the previous segment ends exactly here
     if until is not None:
         return None
-    if (obj or None) == (fact.object or None) and content.strip() == fact.content.strip():
+    if (obj or None) == (fact.object or None) and same_text(rid, content, fact.content):
         return _fast_reaffirm(fact, rid, start, t, rawsql.load_json(reaffirmed) or [], confidence, origin)
     return _fast_insert(fact, start, end, t, predecessor=rid, cut=True)
 
@@ -343,7 +344,7 @@ def _covering_row(rows: Any, at: datetime) -> Memory | None:
 
 
 def _same_value(row: Memory, fact: FactInput) -> bool:
-    return (row.object or None) == (fact.object or None) and row.content.strip() == fact.content.strip()
+    return (row.object or None) == (fact.object or None) and holds(row, fact.content)
 
 
 def reaffirm_entries(

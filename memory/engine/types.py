@@ -153,10 +153,12 @@ class MemoryRecord:
 class SearchHit(MemoryRecord):
     score: float = 0.0
     fts_position: int | None = None
+    feedback: float = 0.0  # the memory's feedback weight, the R2 score's w_feedback term (SPEC B9)
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
         out["score"] = round(self.score, 6)
+        out["feedback"] = round(self.feedback, 6)
         return out
 
 
@@ -188,6 +190,7 @@ class RetrievalWeights:
     w_graph: float = 0.15
     w_vec: float = 0.15
     w_trust: float = 0.10
+    w_feedback: float = 0.20  # × the memory's feedback weight in [−1, 1] (SPEC B9)
 
 
 @dataclass(frozen=True)

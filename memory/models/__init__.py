@@ -7,6 +7,17 @@ from .discovery import Community, DiscoveryItem, DiscoveryRun, EntityEdge
 from .feedback import VERDICTS, Feedback
 from .graph import EntityAlias, EntityEmbedding
 from .guard import ApprovalRequest, GuardCounter, OutboundEvent
+from .insights import (
+    ATTITUDE_CATEGORIES,
+    TIERS,
+    Attitude,
+    FeedbackWeight,
+    InterestSnapshot,
+    KnowledgeGap,
+    MemoryTier,
+    QueryJournal,
+    Skill,
+)
 from .memories import (
     LAYERS,
     RETRACT_EVENTS,
@@ -21,6 +32,15 @@ __all__ = [
     "DiscoveryItem",
     "DiscoveryRun",
     "EntityEdge",
+    "ATTITUDE_CATEGORIES",
+    "TIERS",
+    "Attitude",
+    "FeedbackWeight",
+    "InterestSnapshot",
+    "KnowledgeGap",
+    "MemoryTier",
+    "QueryJournal",
+    "Skill",
     "DreamRun",
     "DreamState",
     "ReviewItem",

@@ -170,6 +170,6 @@ def test_stored_text_is_escaped(member, agent):
 
 
 def test_query_count_is_fixed(member, agent, history, django_assert_num_queries):
-    # session, user, agent, the row, its related rows (one query)
-    with django_assert_num_queries(5):
+    # session, user, agent, the row, its related rows (one query), its tier and archive (one query)
+    with django_assert_num_queries(6):
         assert member.get(url(agent.agent_id, history["berlin"])).status_code == 200

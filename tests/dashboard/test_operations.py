@@ -12,7 +12,7 @@ import time_machine
 from django.core.management import call_command
 from django.urls import reverse
 
-from memory import engine
+from memory import engine, tasks
 from memory.dream import loop
 from memory.models import AuditEvent, DreamRun
 from tests.conftest import login
@@ -243,7 +243,7 @@ def test_the_gate_schedule_llm_and_policy_are_shown(
     login(client, team_admin)
     html = client.get(url(agent.agent_id)).content.decode()
     assert 'data-gate="closed"' in html and "0 session(s) since the last run" in html
-    assert html.count("not registered") == 3 and 'id="llm-off"' in html
+    assert html.count("not registered") == len(tasks.SCHEDULES) and 'id="llm-off"' in html
     assert "default 0.8" in html and "below 5" in html and "7 days" in html
     call_command("setup_schedules", stdout=open("/dev/null", "w"))
     config = tmp_path / "memdesk.toml"

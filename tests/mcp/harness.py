@@ -39,6 +39,12 @@ TABLES = (
     "wiki_pages",
     "wiki_revisions",
     "entity_alias",
+    "query_journal",
+    "memory_feedback_weights",
+    "knowledge_gaps",
+    "attitudes",
+    "skills",
+    "review_items",
 )
 
 

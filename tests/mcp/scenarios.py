@@ -35,10 +35,13 @@ TOOLS = {
     "memory_discoveries",
     "wiki_publish_auto",
     "wiki_search",
+    "memory_attitude_propose",
+    "memory_skill_use",
 }
 FACT = {"content": "The kettle is blue", "subject": "kettle", "predicate": "colour", "object": "blue"}
 AT = {"subject": "kettle", "predicate": "colour", "at": "2024-01-01T00:00:00Z"}
 QID = "q_" + "0" * 26
+ATTITUDE = {"category": "workflow", "statement": "Small pull requests", "confidence": 0.7}
 PAGE = {
     "doc_type": "sop",
     "title": "Refund escalation",
@@ -136,6 +139,20 @@ BAD_ARGUMENTS: list[tuple[str, str, dict[str, Any], str, str | None]] = [
     ),  # fmt: skip
     ("a_rw", "memory_feedback", {"verdict": "-", "query_id": "nope"}, "invalid_argument", "query_id"),
     ("a_rw", "memory_feedback", {"verdict": "-", "memory_id": "m_unknown"}, "not_found", "memory_id"),
+    ("a_rw", "memory_feedback", {"verdict": "-", "query_id": QID}, "not_found", "query_id"),
+    ("a_rw", "memory_attitude_propose", {**ATTITUDE, "category": "mood"}, "unknown_category", "category"),
+    ("a_rw", "memory_attitude_propose", {**ATTITUDE, "statement": "  "}, "invalid_argument", "statement"),
+    (
+        "a_rw",
+        "memory_attitude_propose",
+        {**ATTITUDE, "statement": "x" * 501},
+        "invalid_argument",
+        "statement",
+    ),
+    ("a_rw", "memory_attitude_propose", {**ATTITUDE, "confidence": 2}, "invalid_argument", "confidence"),
+    ("a_rw", "memory_attitude_propose", {**ATTITUDE, "evidence": "why"}, "invalid_argument", "evidence"),
+    ("a_rw", "memory_skill_use", {"skill": " "}, "invalid_argument", "skill"),
+    ("a_rw", "memory_skill_use", {}, "invalid_argument", "skill"),
     ("adm", "memory_invalidate_by_origin", {}, "invalid_argument", "origin"),
     ("adm", "memory_invalidate_by_origin", {"origin": "x", "since": "2024-01-01"}, "invalid_time", "since"),
     ("a_rw", "memory_teleport", {}, "unknown_tool", "name"),
@@ -224,6 +241,8 @@ MISSING_SCOPE: list[tuple[str, str, dict[str, Any]]] = [
         {"category": "factual", "input_summary": "x", "what_went_wrong": "y"},
     ),
     ("a_read", "memory_feedback", {"verdict": "+", "query_id": QID}),
+    ("a_read", "memory_attitude_propose", ATTITUDE),
+    ("a_read", "memory_skill_use", {"skill": "sql"}),
     ("a_read", "memory_invalidate_by_origin", {"origin": "agent_derived"}),
     ("a_rw", "memory_invalidate_by_origin", {"origin": "agent_derived"}),
     ("q_write", "memory_search", {"query": "anything"}),
@@ -798,3 +817,84 @@ class Scenarios:
         assert mcp.snapshot() == before
         revised = mcp.ok("w_rw", "wiki_publish_auto", {**PAGE, "title": "Page number 7", "summary": "v2"})
         assert revised["outcome"] == "revised"
+
+    # --- what the agent uses and believes (issue 18: SPEC B6, B8, B9) ---------------------------------------
+
+    def test_feedback_records_surfaces_and_resolves_a_knowledge_gap(self, mcp: Harness) -> None:
+        word = f"okapi{uid()}"
+        stored = mcp.ok("a_rw", "memory_store", {"content": f"The {word} enclosure closes at five"})
+        asked = f"{word} enclosure open?"
+        first = mcp.ok("a_rw", "memory_search", {"query": asked})
+        assert first["gaps"] == [] and [r["id"] for r in first["results"]] == [stored["id"]]
+        assert first["results"][0]["feedback"] == 0.0
+        one = mcp.ok("a_rw", "memory_feedback", {"verdict": "INCORRECT", "query_id": first["query_id"]})
+        assert one["gap"] is None and one["adjusted"] == 1
+        second = mcp.ok("a_rw", "memory_search", {"query": f"Open the {word} ENCLOSURE"})  # same signature
+        two = mcp.ok("a_rw", "memory_feedback", {"verdict": "-", "query_id": second["query_id"]})
+        gap = two["gap"]
+        assert (gap["signature"], gap["fail_count"], gap["status"]) == (f"enclosure {word} open", 2, "open")
+
+        # the next matching search says so, and only to this agent; nothing filled it in
+        third = mcp.ok("a_rw", "memory_search", {"query": asked})
+        assert [g["signature"] for g in third["gaps"]] == [gap["signature"]]
+        assert third["results"][0]["feedback"] < 0  # the two verdicts pushed the memory down
+        assert mcp.ok("b_rw", "memory_search", {"query": asked})["gaps"] == []
+        assert mcp.query("SELECT count(*) FROM memories WHERE content LIKE ?", f"%{word}%")[0][0] == 1
+        # another agent's query id is indistinguishable from an unknown one
+        theirs = mcp.err("b_rw", "memory_feedback", {"verdict": "+", "query_id": third["query_id"]})
+        assert theirs == mcp.err("b_rw", "memory_feedback", {"verdict": "+", "query_id": QID})
+        assert theirs["code"] == "not_found"
+
+        resolved = mcp.ok("a_rw", "memory_feedback", {"verdict": "CORRECT", "query_id": third["query_id"]})
+        assert resolved["gap"]["status"] == "resolved"
+        assert mcp.ok("a_rw", "memory_search", {"query": asked})["gaps"] == []
+        rows = mcp.query(
+            "SELECT fail_count, status FROM knowledge_gaps WHERE signature = ?", gap["signature"]
+        )
+        assert [tuple(r) for r in rows] == [(2, "resolved")]
+        journal = mcp.query("SELECT agent_id, result_ids FROM query_journal WHERE id = ?", first["query_id"])
+        assert tuple(journal[0]) == ("agent-a", f'["{stored["id"]}"]')
+        (weight,) = mcp.query("SELECT weight FROM memory_feedback_weights WHERE memory_id = ?", stored["id"])
+        assert weight[0] == pytest.approx(-0.36 + 0.2 * (1 + 0.36))  # −1, −1, then +1 from 0
+
+    def test_attitudes_and_skills_wait_for_a_person(self, mcp: Harness) -> None:
+        w = uid()
+        statement = f"Run the {w} linter before every commit"
+        args = {
+            "category": "testing_philosophy",
+            "statement": statement,
+            "confidence": 0.8,
+            "evidence": ["ci"],
+        }
+        proposed = mcp.ok("a_rw", "memory_attitude_propose", args)
+        assert proposed["outcome"] == "proposed" and proposed["current"] is None
+        item = proposed["review_item_id"]
+        (row,) = mcp.query("SELECT kind, status FROM review_items WHERE id = ?", item)
+        assert tuple(row) == ("attitude", "pending")
+        assert mcp.ok("a_rw", "memory_attitude_propose", args)["outcome"] == "already_proposed"
+        before = mcp.ok("a_rw", "memory_reflexion_context", {"message": "hello", "include_attitudes": True})
+        assert statement not in before["block"] and before["attitudes"] == []  # not reviewed yet
+
+        decided = mcp.manage(
+            "shell",
+            "-c",
+            f"from memory import engine; engine.review_decide(item_id={item}, decision='approve', "
+            "actor='user:rex', reason='agreed')",
+        )
+        assert decided.returncode == 0, decided.stderr
+        after = mcp.ok("a_rw", "memory_reflexion_context", {"message": "hello", "include_attitudes": True})
+        assert "## Standing Attitudes\n- [testing_philosophy] Run the" in after["block"]
+        (held,) = [a for a in after["attitudes"] if a["category"] == "testing_philosophy"]
+        assert (held["statement"], held["version"], held["approved_by"]) == (statement, 1, "user:rex")
+        assert "attitudes" not in mcp.ok("a_rw", "memory_reflexion_context", {"message": "hello"})
+        again = mcp.ok("a_rw", "memory_attitude_propose", {**args, "statement": f" {statement.lower()} "})
+        assert again["outcome"] == "reaffirmed" and again["current"]["version"] == 1
+
+        skill = f"sql window functions {w}"
+        uses = [mcp.ok("a_rw", "memory_skill_use", {"skill": skill}) for _ in range(5)]
+        assert [u["level"] for u in uses] == [1] * 5 and uses[0]["level_name"] == "exposure"
+        assert uses[-1]["called_for"] == 2 and uses[-1]["proposed_review_item_id"]
+        (row,) = mcp.query(
+            "SELECT kind, status FROM review_items WHERE id = ?", uses[-1]["proposed_review_item_id"]
+        )
+        assert tuple(row) == ("skill", "pending")

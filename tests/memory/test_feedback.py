@@ -30,10 +30,17 @@ def test_a_verdict_on_an_own_memory(verdict: str, stored: str) -> None:
 
 
 def test_a_verdict_on_a_search() -> None:
-    qid = engine.new_query_id()
+    qid = engine.agent_search(agent_id=A, query="anything").query_id
     result = engine.feedback_record(agent_id=A, verdict="CORRECT", query_id=qid)
     assert (result.target_type, result.target_id) == ("query", qid)
     assert Feedback.objects.get().query_id == qid
+
+
+def test_a_query_id_no_search_was_journaled_under_is_not_found() -> None:
+    with pytest.raises(engine.EngineError) as caught:
+        engine.feedback_record(agent_id=A, verdict="CORRECT", query_id=engine.new_query_id())
+    assert (caught.value.code, caught.value.field) == ("not_found", "query_id")
+    assert Feedback.objects.count() == 0
 
 
 def test_another_agents_memory_and_an_unknown_id_fail_identically() -> None:

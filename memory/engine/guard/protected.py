@@ -19,6 +19,7 @@ from memory.models import ApprovalRequest, FactWrite, Memory
 
 from .. import common as c
 from .. import rawsql
+from ..archive import holds
 from ..belief import BELIEVED, current_q
 from ..temporal import FactInput, apply_fact, check_fact, rederive_key
 from ..types import EngineError, InvalidArgument, StoreResult
@@ -249,14 +250,10 @@ def _is_current(fact: FactInput) -> bool:
     row = (
         Memory.objects.filter(agent_id=fact.agent_id, subject=fact.subject, predicate=fact.predicate)
         .filter(current_q(at))
-        .only("object", "content")
+        .only("object", "content", "metadata")
         .first()
     )
-    return (
-        row is not None
-        and (row.object or None) == (fact.object or None)
-        and row.content.strip() == fact.content.strip()
-    )
+    return row is not None and (row.object or None) == (fact.object or None) and holds(row, fact.content)
 
 
 def _guard_group(

@@ -28,6 +28,7 @@ from django.utils import timezone
 from memory import engine
 from memory.contrib import app_modules
 from memory.management import demo_data as d
+from memory.management.demo_insights import seed_insights
 from memory.models import Agent, Membership, Memory, Team
 
 ACTOR = "system:seed_demo"
@@ -71,6 +72,10 @@ class Command(BaseCommand):
                 _run(agent_id, build(day), day)
                 for seed_agent in app_seeds:  # e.g. the wiki's pages of the support bot
                     seed_agent(agent_id, actor=ACTOR)
+                if (
+                    agent_id == d.SUPPORT_BOT
+                ):  # a week of use: journal, feedback, gaps, attitudes, skills, tiers
+                    seed_insights(agent_id, actor=ACTOR)
             seeded[agent_id] = True
         _discovery_demo(day)
         dream = _dream(d.SUPPORT_BOT) if seeded.get(d.SUPPORT_BOT) else None

@@ -40,6 +40,8 @@ def test_the_schedule_is_one_list_for_django_q2_and_celery_beat():
         "memdesk: quarantine TTL sweep": ("memory.tasks.quarantine_sweep", 1, -1),
         "memdesk: dream gate check": ("memory.tasks.dream_gate_check", 60, -1),
         "memdesk: review reminders": ("memory.tasks.review_sweep", 60, -1),
+        "memdesk: daily insights": ("memory.tasks.insights_daily_all", 1440, -1),
+        "memdesk: query journal sweep": ("memory.tasks.insights_sweep", 1440, -1),
     }
     from config.celery import app
 
@@ -48,6 +50,8 @@ def test_the_schedule_is_one_list_for_django_q2_and_celery_beat():
         "memory.tasks.quarantine_sweep": 60.0,
         "memory.tasks.dream_gate_check": 3600.0,
         "memory.tasks.review_sweep": 3600.0,
+        "memory.tasks.insights_daily_all": 86400.0,
+        "memory.tasks.insights_sweep": 86400.0,
     }
     assert {s.job for s in tasks.SCHEDULES} <= tasks.JOBS
 
@@ -110,3 +114,23 @@ def test_review_reminders_are_a_job():
         assert tasks.review_sweep() == {"reminded": pending}
         assert tasks.review_sweep() == {"reminded": 0}
     assert ReviewItem.objects.filter(status="pending").count() == pending  # reminded, never decided
+
+
+def test_the_daily_insights_job_runs_every_agent_and_one_failure_stops_none(db, monkeypatch):
+    from memory import tasks
+    from memory.dream import insights
+    from memory.models import Agent
+
+    Agent.objects.create(agent_id="daily-a")
+    Agent.objects.create(agent_id="daily-b")
+    seen = []
+
+    def fake_daily(*, agent_id, **kw):
+        seen.append(agent_id)
+        if agent_id == "daily-a":
+            raise RuntimeError("boom")
+        return {}
+
+    monkeypatch.setattr(insights, "daily", fake_daily)
+    out = tasks.insights_daily_all()
+    assert seen == ["daily-a", "daily-b"] and out == {"done": ["daily-b"], "failed": ["daily-a"]}

@@ -328,7 +328,17 @@ def test_plain_unrelated_memories_are_unsure_with_low_confidence():
 
 def test_a_cue_with_little_overlap_is_not_a_change():
     check(
-        plain("Alice likes hiking in the Alps"), plain("Bob moved to the Berlin office"), "UNSURE", "no_rule"
+        plain("the team likes hiking in the mountains"),
+        plain("the office moved to a new building"),
+        "UNSURE",
+        "no_rule",
+    )
+    # about different people altogether: they coexist
+    check(
+        plain("Alice likes hiking in the Alps"),
+        plain("Bob moved to the Berlin office"),
+        "COEXIST",
+        "different_names",
     )
 
 
@@ -395,3 +405,24 @@ def test_the_engine_reexports_the_judge():
 def test_the_judge_does_not_import_the_engine():
     code = "import sys, memory.dream.judge; sys.exit(int(any(m.startswith('memory.engine') for m in sys.modules)))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60).returncode == 0
+
+
+def test_one_template_filled_for_two_customers_is_not_a_duplicate_nor_a_change():
+    note = (
+        "Notes from the {who} call. The customer reported {what}. We walked through the settings together and "
+        "checked the audit trail. {detail} Everyone agreed that the onboarding checklist needs a clearer section."
+    )
+    a = {
+        "content": note.format(who="Globex", what="slow exports", detail="Exports time out after 60 seconds.")
+    }
+    b = {
+        "content": note.format(who="Hooli", what="missing files", detail="Attachments were silently dropped.")
+    }
+    verdict = judge(a, b)
+    assert (verdict.verdict, verdict.rule) == ("COEXIST", "different_names")
+    # a change of tool keeps its names on one side only: still a change
+    old = {"content": "The platform team uses Jenkins for every release build"}
+    new = {
+        "content": "The platform team no longer uses Jenkins for release builds; switched to GitHub Actions"
+    }
+    assert judge(old, new).verdict == "SUPERSEDE"
