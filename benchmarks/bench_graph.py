@@ -17,6 +17,10 @@ read alone (``scan_facts``: ``graph_db_scan``) and the build alone from its colu
 Latency: ``graph_scores`` end to end (generation check, seeds, PPR, top 5) over a fixed query set naming one or
 two entities (mostly ordinary ones, some hubs), with the query path's forward push, beside the exact scipy
 power iteration (the reference) on the same warm graph, queries alternating between the two.
+
+First search after a write: one ``store_temporal`` (a new triple, or a supersede of an existing key), then the
+first ``graph_scores`` naming its subject: the cache follows the write by its delta. Beside it, alternating, the
+same after the cache is dropped: the full rebuild every write used to cost.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ CHUNK = 2_000
 GOAL_P50 = {100_000: 10.0, 1_000_000: 50.0}
 GOAL_REBUILD_1M_S = 3.0
 GOAL_SEARCH_RATIO = 2.0
+GOAL_AFTER_WRITE_MS = {100_000: 20.0}
 
 
 def triple(i: int, n_entities: int, rng: random.Random, weights: list[float]) -> tuple[str, str, str, float]:
@@ -231,11 +236,47 @@ def measure_size(n: int, *, rounds: int, seed: int = 7, bulk: bool = False) -> l
                queries=len(queries), rounds=rounds,
                source=source)
     )  # fmt: skip
+    out.append(first_search_after_write(n, n_entities, rounds=max(8, 3 * rounds)))
     if n <= 100_000:
         out += search_on_off(n, queries, rounds, label="seeded")
         out += search_on_off(n, unseeded_queries(seed), rounds, label="unseeded")
     del graph
     return out
+
+
+def first_search_after_write(n: int, n_entities: int, *, rounds: int) -> dict[str, Any]:
+    """Per round, twice: one write, then the first ``graph_scores`` naming its subject; the first time the cache
+    follows the write by its delta, the second time the cache was dropped before the search (a full rebuild)."""
+    from memory import engine
+    from memory.engine import graph as g
+
+    rng = random.Random(n)
+    times: dict[str, list[float]] = {"delta": [], "rebuild": []}
+    g.graph_scores(agent_id=AGENT, query="ent1")  # warm
+    deltas = g.stats.get("deltas", 0)
+    for i in range(rounds):
+        for mode in ("delta", "rebuild"):
+            s, o = f"ent{rng.randrange(n_entities)}", f"ent{rng.randrange(n_entities)}"
+            predicate = f"after_{i % 4}"  # keys repeat: some writes supersede
+            engine.store_temporal(
+                agent_id=AGENT, content=f"{s} {predicate} {o}", subject=s, predicate=predicate, object=o
+            )
+            if mode == "rebuild":
+                g.clear_cache()
+                gc.collect()
+            t0 = time.perf_counter()
+            g.graph_scores(agent_id=AGENT, query=f"what about {s}")
+            times[mode].append((time.perf_counter() - t0) * 1000)
+    p50, rebuild50 = percentile(times["delta"], 50), percentile(times["rebuild"], 50)
+    goal = GOAL_AFTER_WRITE_MS.get(n)
+    return result(
+        "first_search_after_write", n, p50, "ms", rebuild50,
+        f"<= {goal} ms at {n // 1000}k (baseline: the same search after a full rebuild)" if goal else
+        "informational (baseline: the same search after a full rebuild)",
+        p50 <= goal if goal else None,
+        p95=round(percentile(times["delta"], 95), 3), rebuild_p95=round(percentile(times["rebuild"], 95), 3),
+        rounds=rounds, deltas=g.stats.get("deltas", 0) - deltas,
+    )  # fmt: skip
 
 
 def unseeded_queries(seed: int) -> list[str]:

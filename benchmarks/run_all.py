@@ -64,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="10k memories only")
     ap.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], help="e.g. 10000,100000")
     ap.add_argument("--sample", type=int, default=2_000, help="store_temporal calls timed per size")
+    ap.add_argument(
+        "--batch-sample", type=int, default=10_000, help="facts timed through store_temporal_many"
+    )
     ap.add_argument("--rounds", type=int, default=20, help="search rounds over the query set per size")
     ap.add_argument("--db-dir", help="where to put the temporary databases (default: a new temp dir)")
     ap.add_argument("--keep-db", action="store_true", help="keep the databases afterwards")
@@ -123,9 +126,13 @@ def main(argv: list[str] | None = None) -> int:
             )
             print("  search ...", flush=True)
             results += bench_search.measure(engine_db=db, n_label=n, n_rows=rows, rounds=args.rounds)
-            print("  store_temporal ...", flush=True)
-            sample = store_sample(n=args.sample, n_keys=SAMPLE_KEYS.get(n, 5_000), seed=n)
-            results += bench_store.measure(engine_db=db, n_label=n, n_rows=rows, sample=sample)
+            print("  store_temporal, store_temporal_many ...", flush=True)
+            keys = SAMPLE_KEYS.get(n, 5_000)
+            sample = store_sample(n=args.sample, n_keys=keys, seed=n)
+            batch = store_sample(n=args.batch_sample, n_keys=keys, seed=n + 1)
+            results += bench_store.measure(
+                engine_db=db, n_label=n, n_rows=rows, sample=sample, batch_sample=batch
+            )
             print(table([r for r in results if r["n"] == n]), flush=True)
         if not args.skip_dream:
             dream_n = 10_000 if args.quick else 100_000

@@ -13,6 +13,7 @@ from .attitudes import (
     attitudes,
     render_attitudes,
 )
+from .batch import store_temporal_many
 from .belief import (
     BELIEVED,
     NOT_RETRACTED,
@@ -436,5 +437,6 @@ __all__ = [
     "search_layer",
     "store",
     "store_temporal",
+    "store_temporal_many",
     "summarize",
 ]

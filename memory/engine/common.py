@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import functools
 import itertools
+import json
+import os
 import random
+import re
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from django.db import IntegrityError, OperationalError, connection, transaction
-from django.db.models import F
 from django.utils import timezone
-from ulid import ULID
 
 from memory.models import LAYERS, RETRACT_EVENTS, Agent, AuditEvent, GraphGeneration
 
@@ -34,11 +39,32 @@ def now() -> datetime:
     return timezone.now()
 
 
+_ULID_ALPHABET = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", b"0123456789abcdefghjkmnpqrstvwxyz")
+_ulid_last = [0, 0]  # millisecond and randomness of the last id made in this process
+_ulid_lock = threading.Lock()
+_MAX_RANDOMNESS = (1 << 80) - 1
+
+
 def new_memory_id() -> str:
-    return f"m_{ULID()}".lower()
+    """``m_`` and a ULID in lower-case Crockford base32: 48-bit millisecond time and 80 random bits, the
+    randomness incremented within one millisecond, so ids made in one process sort in creation order (re-
+    derivation orders continuation rows by id). Encoded as RFC 4648 base32 of the 130-bit value shifted to
+    whole bytes, alphabet translated."""
+    ms = time.time_ns() // 1_000_000
+    with _ulid_lock:
+        if ms == _ulid_last[0] and _ulid_last[1] < _MAX_RANDOMNESS:
+            rand = _ulid_last[1] + 1
+        else:
+            rand = int.from_bytes(os.urandom(10), "big")
+        _ulid_last[:] = [ms, rand]
+    n = ms << 80 | rand
+    return "m_" + base64.b32encode((n << 6).to_bytes(17, "big"))[:26].translate(_ULID_ALPHABET).decode()
 
 
 # --- validation -------------------------------------------------------------------------------------------
+
+
+_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def check_agent_id(agent_id: Any) -> str:
@@ -47,7 +73,7 @@ def check_agent_id(agent_id: Any) -> str:
     agent_id = agent_id.strip()
     if len(agent_id) > MAX_AGENT_ID:
         raise InvalidArgument(f"agent_id is longer than {MAX_AGENT_ID} characters", field="agent_id")
-    if any(ord(c) < 32 or c in "\x7f" for c in agent_id):
+    if _CONTROL_CHARS.search(agent_id):
         raise InvalidArgument("agent_id contains control characters", field="agent_id")
     return agent_id
 
@@ -257,6 +283,19 @@ def lock_feedback(agent_id: str) -> None:
     _advisory_lock(f"feedback\x1f{agent_id}")
 
 
+def lock_keys(agent_id: str, keys: Iterable[tuple[str, str]]) -> None:
+    """``lock_key`` for many keys of one agent in one statement, in sorted order (as other multi-key writers
+    take them, so two of them never wait on each other in a cycle)."""
+    if connection.vendor != "postgresql":
+        return
+    names = [f"key\x1f{agent_id}\x1f{s}\x1f{p}" for s, p in sorted(set(keys))]
+    if names:
+        with connection.cursor() as cur:  # unnest keeps the array's order
+            cur.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(%s::text[]) AS k", [names]
+            )
+
+
 def lock_origin(agent_id: str, origin: str) -> None:
     """Serialise an origin purge with a decision's undo, which could bring that origin's writes back: the undo
     checks for a purge after the decision, so the purge must not run between that check and the restore.
@@ -264,16 +303,60 @@ def lock_origin(agent_id: str, origin: str) -> None:
     _advisory_lock(f"origin\x1f{agent_id}\x1f{origin}")
 
 
-def ensure_agent(agent_id: str, *, bump_generation: bool) -> None:
-    """Register an unknown agent (no team) and, for triple changes, bump its graph generation (SPEC T9)."""
-    # the hot path of every write: one plain statement
+# The bump: one UPDATE moves the generation and puts the bump's line on top of the change log (SPEC G5). SET
+# reads the row as it was, so the line carries the new number. Parameters: time, line, agent.
+_BUMP_SQL = (
+    "UPDATE graph_generation SET generation = generation + 1, updated_at = %s,"
+    f" changes = substr(CAST(generation + 1 AS TEXT) || %s || COALESCE(changes, ''), 1, {GraphGeneration.CHANGES_MAX})"
+    " WHERE agent_id = %s"
+)
 
+
+def change_line(token: int, changed: Iterable[str] | None) -> str:
+    """A bump's line in the change log, after its generation number: `` <token> <ids as JSON>\n``, or ``*`` for
+    the ids when they are not known or would take more than half the log."""
+    ids = "*" if changed is None else json.dumps(sorted({i for i in changed if i}), separators=(",", ":"))
+    if len(ids) > GraphGeneration.CHANGES_MAX // 2:
+        ids = "*"
+    return f" {token} {ids}\n"
+
+
+def _record_bump(agent_id: str, changed: Iterable[str] | None) -> bool:
+    """Bump the agent's generation and log what changed; False if the agent has no generation row."""
+    line = change_line(random.getrandbits(63), changed)
+    when = now()
+    stamp = when if rawsql.vendor() == "postgresql" else rawsql.sqlite_datetime(when)
+    return bool(rawsql.run(_BUMP_SQL, [stamp, line, agent_id]).rowcount)
+
+
+_deferred: ContextVar[dict[str, set[str] | None] | None] = ContextVar("deferred_bumps", default=None)
+
+
+@contextlib.contextmanager
+def one_bump() -> Iterator[None]:
+    """Inside, generation bumps are gathered (per agent, the union of the rows they changed) and made once,
+    when the block ends without an error: a batch of writes moves the generation once."""
+    token = _deferred.set({})
+    try:
+        yield
+        pending = _deferred.get() or {}
+    finally:
+        _deferred.reset(token)
+    for agent_id in sorted(pending):
+        bump_generation(agent_id, pending[agent_id])
+
+
+def ensure_agent(agent_id: str, *, bump_generation: bool, changed: Iterable[str] | None = None) -> None:
+    """Register an unknown agent (no team) and, for triple changes, bump its graph generation (SPEC T9),
+    logging the memory rows that changed (``changed``; None when not known: caches then rebuild)."""
+    # the hot path of every write: one plain statement
+    pending = _deferred.get()
+    if bump_generation and pending is not None:
+        known = pending.get(agent_id, set())
+        pending[agent_id] = None if known is None or changed is None else known | set(changed)
+        return
     if bump_generation:
-        changed = rawsql.execute(
-            "UPDATE graph_generation SET generation = generation + 1, updated_at = %s WHERE agent_id = %s",
-            [connection.ops.adapt_datetimefield_value(now()), agent_id],
-        )
-        if changed:
+        if _record_bump(agent_id, changed):
             return
     elif rawsql.run("SELECT 1 FROM graph_generation WHERE agent_id = %s", [agent_id]).fetchone():
         return
@@ -284,16 +367,17 @@ def ensure_agent(agent_id: str, *, bump_generation: bool) -> None:
         pass
     try:
         with transaction.atomic():
-            GraphGeneration.objects.create(agent_id=agent_id, generation=1 if bump_generation else 0)
-            return
+            GraphGeneration.objects.create(agent_id=agent_id, generation=0)
     except IntegrityError:
         pass
     if bump_generation:
-        GraphGeneration.objects.filter(agent_id=agent_id).update(generation=F("generation") + 1)
+        _record_bump(agent_id, changed)
 
 
-def bump_generation(agent_id: str) -> None:
-    ensure_agent(agent_id, bump_generation=True)
+def bump_generation(agent_id: str, changed: Iterable[str] | None = None) -> None:
+    """Move the agent's graph generation (SPEC T9). ``changed``: the memory rows the write changed, logged for
+    the graph cache's delta; None (not known) makes caches rebuild."""
+    ensure_agent(agent_id, bump_generation=True, changed=changed)
 
 
 def graph_generation(*, agent_id: str) -> int:

@@ -390,6 +390,7 @@ def discovery_record(
         action="discovery_run",
         at=t,
         run_id=run.id,
+        dream_run_id=run.dream_run_id,
         edges=len(edges),
         communities=len(communities),
         added=counts,

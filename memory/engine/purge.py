@@ -57,8 +57,9 @@ def invalidate_by_origin(
     before = _ids_of_keys(agent_id, keys, current_q(t))
     retracted_before = _ids_of_keys(agent_id, keys, retracted_q)
     writes.update(state=FactWrite.STATE_RETRACTED, believed_until=t)
+    changed: set[str] = set()
     for subject, predicate in sorted(keys):
-        rederive_key(agent_id, subject, predicate, at=t, retract_event="origin_purge")
+        changed |= rederive_key(agent_id, subject, predicate, at=t, retract_event="origin_purge")
 
     # plain memories (no key) from the same origin
     plain = Memory.objects.filter(agent_id=agent_id, origin=origin, subject__isnull=True).filter(
@@ -75,7 +76,7 @@ def invalidate_by_origin(
     restored = after - before
     crushed = _crush_derived(agent_id, newly_retracted)
     if keys or crushed:  # crushed trust re-weights graph edges too (SPEC T9, G1)
-        c.bump_generation(agent_id)
+        c.bump_generation(agent_id, changed | newly_retracted | set(crushed))
     c.audit(
         agent_id=agent_id,
         actor=actor,
@@ -126,6 +127,7 @@ def expire_by_subject(*, agent_id: str, subject: str, reason: str, actor: str = 
     keys = sorted({(subj, m.predicate) for m in current if m.predicate})
     for _, predicate in keys:
         c.lock_key(agent_id, subj, predicate)
+    changed: set[str] = set()
     for _, predicate in keys:
         # Truncate every believed write that still covers now, so later re-derivations keep the end.
         for w in FactWrite.objects.filter(
@@ -137,13 +139,13 @@ def expire_by_subject(*, agent_id: str, subject: str, reason: str, actor: str = 
         ):
             if w.req_until is None or w.req_until > t:
                 FactWrite.objects.filter(id=w.id).update(req_until=t)
-        rederive_key(agent_id, subj, predicate, at=t)
+        changed |= rederive_key(agent_id, subj, predicate, at=t)
     ids = [m.id for m in current]
     Memory.objects.filter(id__in=ids).update(
         valid_until=t, invalidated_by_event=reason.strip(), invalidated_at=t
     )
     if ids:
-        c.bump_generation(agent_id)
+        c.bump_generation(agent_id, changed | set(ids))
         c.audit(
             agent_id=agent_id,
             actor=actor,

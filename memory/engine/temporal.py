@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from typing import Any, Protocol
 
 from django.db.models import F
@@ -167,14 +168,30 @@ def apply_fact(fact: FactInput, *, quarantine: bool = False, t: datetime | None 
         c.ensure_agent(fact.agent_id, bump_generation=False)
         return StoreResult(mid, "quarantined", write_id=wid)
     rows[mid] = Memory(**values)
-    rederive_key(fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows, new_ids={mid})
-    c.ensure_agent(fact.agent_id, bump_generation=True)
+    changed = rederive_key(fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows, new_ids={mid})
+    c.bump_generation(fact.agent_id, changed | {mid})
     return StoreResult(mid, "stored", write_id=wid)
+
+
+# The latest believed write start of the key, whether it has any row, and its open believed row (the partial
+# index idx_mem_open_key; a UNION, not a LEFT JOIN, so that SQLite can use it). Parameters: the key three times.
+@cache
+def _open_sql(vendor: str) -> str:
+    return (
+        "SELECT (SELECT MAX(w.req_from) FROM memory_fact_writes w WHERE w.agent_id = %s AND w.subject = %s"
+        " AND w.predicate = %s AND w.state = 'believed'),"
+        " EXISTS (SELECT 1 FROM memories k WHERE k.agent_id = %s AND k.subject = %s AND k.predicate = %s),"
+        " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+        " UNION ALL SELECT NULL, NULL, m.id, m.valid_from, m.object, m.content, m.metadata, m.reaffirmed_by,"
+        " m.confidence, m.origin FROM memories m WHERE m.agent_id = %s AND m.subject = %s AND m.predicate = %s"
+        f" AND m.valid_until IS NULL AND {believed_sql('m')}"
+    )
 
 
 # The key's believed rows that reach ``start`` or beyond, plus the latest believed write start (one statement,
 # also when no row matches). Parameters: agent, subject, predicate, start, start, agent, subject, predicate, start.
-def _fast_sql() -> str:
+@cache
+def _fast_sql(vendor: str) -> str:
     return (
         "SELECT (SELECT MAX(w.req_from) FROM memory_fact_writes w WHERE w.agent_id = %s AND w.subject = %s"
         " AND w.predicate = %s AND w.state = 'believed') <= %s,"
@@ -190,11 +207,37 @@ def _fast_write(fact: FactInput, start: datetime, end: datetime | None, t: datet
 
     Taken only when no believed write of the key starts after ``start`` and at most one believed row reaches
     ``start``: then the timeline model (SPEC T2) gives exactly this result, which ``rederive_key`` would
-    reproduce (the property tests check that it changes nothing afterwards).
+    reproduce (the property tests check that it changes nothing afterwards). The first read looks at the
+    key's open row only (an index probe, however long the key's history): when no write starts at or after
+    ``start`` and the open row started before it, no other believed row can reach ``start`` (believed rows
+    never overlap), so a new value cuts it or the same value reaffirms it; a key without rows takes its first
+    value. Everything else reads the rows that reach ``start`` (``_fast_sql``).
     """
-    prep_t = rawsql.prep(Memory, "valid_from", start)
     key = [fact.agent_id, fact.subject, fact.predicate]
-    found = rawsql.run(_fast_sql(), [*key, prep_t, prep_t, *key, prep_t]).fetchall()
+    head, *opens = rawsql.run(_open_sql(rawsql.vendor()), [*key, *key, *key]).fetchall()
+    latest = rawsql.as_utc(head[0])
+    if latest is not None and latest > start:
+        return None  # a write starts later than this one: historical insertion
+    if not head[1]:
+        return _fast_insert(fact, start, end, t, predecessor=None)  # the key's first row
+    if end is None and len(opens) == 1 and latest is not None and latest < start:
+        _, _, rid, since, obj, content, metadata, reaffirmed, confidence, origin = opens[0]
+        since = rawsql.as_utc(since)
+        if since is not None and since < start and CONTINUATION_KEY not in (rawsql.load_json(metadata) or {}):
+            if (obj or None) == (fact.object or None) and content.strip() == fact.content.strip():
+                return _fast_reaffirm(
+                    fact, rid, start, t, rawsql.load_json(reaffirmed) or [], confidence, origin
+                )
+            return _fast_insert(fact, start, end, t, predecessor=rid, cut=True)
+    return _fast_reaching(fact, key, start, end, t)
+
+
+def _fast_reaching(
+    fact: FactInput, key: list[str], start: datetime, end: datetime | None, t: datetime
+) -> StoreResult | None:
+    """``_fast_write`` from the believed rows that reach ``start``."""
+    prep_t = rawsql.convert(Memory, "valid_from", start)
+    found = rawsql.run(_fast_sql(rawsql.vendor()), [*key, prep_t, prep_t, *key, prep_t]).fetchall()
     max_ok = found[0][0]
     if max_ok is not None and not max_ok:
         return None  # a write starts later than this one: historical insertion
@@ -208,7 +251,7 @@ def _fast_write(fact: FactInput, start: datetime, end: datetime | None, t: datet
         return None  # a tie on valid_from, or a bounded write that may need a continuation
     if CONTINUATION_KEY in (rawsql.load_json(metadata) or {}):
         return None
-    if until is not None and rawsql.prep(Memory, "valid_until", start) == until:
+    if until is not None and rawsql.as_utc(until) == start:
         return _fast_insert(fact, start, end, t, predecessor=rid)  # the previous segment ends exactly here
     if until is not None:
         return None
@@ -274,7 +317,7 @@ def _fast_insert(
             changes["valid_until"] = start
         rawsql.update(Memory, predecessor, **changes)
     rawsql.insert(Memory, _row_values(fact, mid, start, end, t, supersedes=predecessor))
-    c.ensure_agent(fact.agent_id, bump_generation=True)
+    c.bump_generation(fact.agent_id, (mid,) if predecessor is None else (mid, predecessor))
     return StoreResult(mid, "stored", write_id=wid)
 
 
@@ -289,9 +332,11 @@ def _fast_reaffirm(
 ) -> StoreResult:
     wid = _log_write(fact, start, None, t, rid, is_reaffirm=True)
     reaffirmed_by, confidence = reaffirm_entries(fact, existing, confidence, origin, start, None, t)
-    rawsql.update(Memory, rid, reaffirmed_by=reaffirmed_by, confidence=confidence)
-    rawsql.execute("UPDATE memories SET access_count = access_count + 1 WHERE id = %s", [rid])
-    c.ensure_agent(fact.agent_id, bump_generation=False)
+    # one statement; the key's row exists, so the agent is registered (no generation read)
+    rawsql.execute(
+        "UPDATE memories SET reaffirmed_by = %s, confidence = %s, access_count = access_count + 1 WHERE id = %s",
+        [rawsql.convert(Memory, "reaffirmed_by", reaffirmed_by), confidence, rid],
+    )
     return StoreResult(rid, "reaffirmed", write_id=wid)
 
 
@@ -392,7 +437,7 @@ def _reaffirm(
     )
     row.reaffirmed_by, row.confidence, row.access_count = reaffirmed_by, confidence, row.access_count + 1
     changed = rederive_key(fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows)
-    c.ensure_agent(fact.agent_id, bump_generation=changed)
+    c.ensure_agent(fact.agent_id, bump_generation=bool(changed), changed=changed)
     return StoreResult(row.id, "reaffirmed", write_id=wid)
 
 
@@ -436,8 +481,9 @@ def rederive_key(
     rows: dict[str, Memory] | None = None,
     new_ids: set[str] | None = None,
     retract_event: str | None = None,
-) -> bool:
-    """Make the stored rows of one key match the believed writes (SPEC T2). Returns True if any row changed.
+) -> set[str]:
+    """Make the stored rows of one key match the believed writes (SPEC T2). Returns the ids of the rows it
+    changed or inserted (empty when the rows already matched).
 
     Four phases: read the key's write log; derive the believed segments and place each on a row (the
     write's own row first, then its continuation rows, created as needed); say what every row must look
@@ -577,7 +623,7 @@ def _unplaced_rows(
     return desired
 
 
-def _apply(rows: dict[str, Memory], desired: dict[str, dict[str, Any]], new_ids: set[str]) -> bool:
+def _apply(rows: dict[str, Memory], desired: dict[str, dict[str, Any]], new_ids: set[str]) -> set[str]:
     closing: list[tuple[str, dict[str, Any]]] = []
     opening: list[tuple[str, dict[str, Any]]] = []
     for row_id, want in desired.items():
@@ -599,7 +645,7 @@ def _apply(rows: dict[str, Memory], desired: dict[str, dict[str, Any]], new_ids:
         Memory.objects.bulk_create([rows[i] for i in sorted(new_ids)])
     for row_id, changes in opening:
         Memory.objects.filter(id=row_id).update(**changes)
-    return bool(closing or opening or new_ids)
+    return {row_id for row_id, _ in closing} | {row_id for row_id, _ in opening} | new_ids
 
 
 def _continuation(primary: Memory, at: datetime) -> Memory:
@@ -678,8 +724,9 @@ def retract_fact(*, agent_id: str, memory_id: str, reason: str, actor: str) -> M
         agent_id=agent_id, subject=row.subject, predicate=row.predicate, memory_id=primary
     ).exclude(state=FactWrite.STATE_RETRACTED)
     n_writes = writes.update(state=FactWrite.STATE_RETRACTED, believed_until=t)
+    changed = {row.id}
     if n_writes:
-        rederive_key(agent_id, row.subject, row.predicate, at=t, retract_event="curator_retract")
+        changed |= rederive_key(agent_id, row.subject, row.predicate, at=t, retract_event="curator_retract")
     else:  # a row no write speaks for (imported without history): retract the row itself
         Memory.objects.filter(id=row.id).update(invalidated_by_event="curator_retract", invalidated_at=t)
     after = set(
@@ -687,7 +734,7 @@ def retract_fact(*, agent_id: str, memory_id: str, reason: str, actor: str) -> M
         .filter(current_q(t))
         .values_list("id", flat=True)
     )
-    c.bump_generation(agent_id)
+    c.bump_generation(agent_id, changed)
     c.audit(
         agent_id=agent_id,
         actor=actor,

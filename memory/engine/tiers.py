@@ -272,7 +272,7 @@ def retier(
     started = time.perf_counter()
     t = at or c.now()
     result = RetierResult(agent_id, counts=dict.fromkeys(TIERS, 0))
-    now_param = rawsql.prep(Memory, "timestamp", t)
+    now_param = rawsql.convert(Memory, "timestamp", t)
     after: Any = "" if connection.vendor == "postgresql" else 0
     sql = _scan_sql()
     shrink: list[tuple[str, str, int]] = []
@@ -340,7 +340,7 @@ def _apply_chunk(
             (updates if tier else inserts).append((mid, new))
         if RANK[new] >= RANK["cold"] and RANK[new] > RANK.get(depth or "hot", 0):
             shrink.append((mid, new, int(length or 0)))
-    stamp = rawsql.prep(MemoryTier, "changed_at", t)
+    stamp = rawsql.convert(MemoryTier, "changed_at", t)
     with connection.cursor() as cur:
         if inserts:
             cur.executemany(
@@ -454,7 +454,7 @@ def _write_cuts(cuts: list[_Cut], t: datetime, entries: dict[str, int]) -> int:
     if keep:
         _set_depths(keep)
     done = _replace_contents(todo, entries) if todo else set()
-    stamp = rawsql.prep(MemoryTier, "changed_at", t)
+    stamp = rawsql.convert(MemoryTier, "changed_at", t)
     with connection.cursor() as cur:
         cur.executemany(
             "UPDATE memory_tiers SET depth = %s, method = %s, original = COALESCE(original, %s), changed_at = %s"

@@ -125,11 +125,21 @@ class FactWrite(models.Model):
 
 
 class GraphGeneration(models.Model):
-    """SPEC T9: bumped by every write that changes a triple; every process reads it from here."""
+    """SPEC T9: bumped by every write that changes a triple; every process reads it from here.
+
+    ``changes`` is the change log of the last bumps (SPEC G5), newest first, written by the bump's own UPDATE:
+    one line per bump, ``<generation> <token> <memory ids as JSON>`` (``*`` when not known), cut to
+    ``CHANGES_MAX`` characters (a partial last line is ignored). The graph cache brings a cached graph forward by
+    it. On PostgreSQL the UPDATE locks the row until commit, so the bumps of an agent apply one after another
+    and none is lost. ``token`` is random: it tells a generation of this history from the same number in a
+    rolled-back or restored one."""
+
+    CHANGES_MAX = 1_800  # characters: stays in the row (below PostgreSQL's TOAST threshold)
 
     agent_id = models.CharField(max_length=128, primary_key=True)
     generation = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
+    changes = models.TextField(null=True, blank=True)
 
     class Meta:
         db_table = "graph_generation"

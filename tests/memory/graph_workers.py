@@ -50,6 +50,7 @@ def reader(db_name: str, agent_id: str, n: int, commands: Any, replies: Any) -> 
                     {
                         "top": scores.top if scores else [],
                         "builds": g.stats["builds"],
+                        "deltas": g.stats["deltas"],
                         "cached": agent_id in graph_cache._cache,
                         "generation": engine.graph_generation(agent_id=agent_id),
                     },

@@ -49,6 +49,10 @@ def builds():
     return g.stats["builds"]
 
 
+def deltas():
+    return g.stats["deltas"]
+
+
 def test_the_cache_starts_above_500_current_triples():
     assert g.GRAPH_CACHE_MIN_TRIPLES == 500
     many(500)
@@ -64,29 +68,31 @@ def test_the_cache_starts_above_500_current_triples():
     assert builds() == b + 3  # reused
 
 
-def test_every_triple_change_alias_and_retract_moves_the_generation_and_rebuilds():
+def test_every_triple_change_alias_and_retract_moves_the_generation():
+    """A write or a retract moves the generation and the cached graph follows by their delta; an alias (whose
+    change the log does not describe) rebuilds it."""
     many(501)
     g.graph_scores(agent_id=A, query="thing1")
-    b = builds()
+    b, d = builds(), deltas()
     gen = engine.graph_generation(agent_id=A)
     new = engine.store_temporal(
         agent_id=A, content="ada likes thing1", subject="ada", predicate="likes", object="thing1"
     ).id
     assert engine.graph_generation(agent_id=A) == gen + 1
     assert new in g.graph_scores(agent_id=A, query="ada").top
-    assert builds() == b + 1
+    assert (builds(), deltas()) == (b, d + 1)
     again = engine.store_temporal(
         agent_id=A, content="ada likes thing1", subject="ada", predicate="likes", object="thing1"
     )
     assert again.outcome == "reaffirmed"
     g.graph_scores(agent_id=A, query="ada")
-    assert builds() == b + 1  # a reaffirm changes no triple: same generation, same graph
+    assert (builds(), deltas()) == (b, d + 1)  # a reaffirm changes no triple: same generation, same graph
     engine.alias_add(agent_id=A, canonical="ada", alias="countess")
     assert new in g.graph_scores(agent_id=A, query="the countess").top
-    assert builds() == b + 2
+    assert (builds(), deltas()) == (b + 1, d + 1)
     engine.retract_fact(agent_id=A, memory_id=new, reason="wrong", actor="user:cora")
     assert g.graph_scores(agent_id=A, query="ada") is None  # ada has no current fact left
-    assert builds() == b + 3
+    assert (builds(), deltas()) == (b + 1, d + 2)
 
 
 def test_world_time_expires_the_cache_without_any_write():
@@ -232,7 +238,8 @@ def test_a_write_from_another_process_invalidates_the_cache(tmp_path, monkeypatc
 
         after = ask("ada")
         assert after["generation"] > first["generation"]
-        assert after["builds"] == first["builds"] + 1
+        assert after["builds"] + after["deltas"] == first["builds"] + first["deltas"] + 1
+        assert after["deltas"] == first["deltas"] + 1  # the writer's change row reached the reader
         assert after["top"][0] == new_id
         assert ask("ada")["builds"] == after["builds"]
     finally:

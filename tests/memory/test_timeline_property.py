@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from unittest import mock
 
 import pytest
 import time_machine
@@ -17,8 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory import engine
+from memory.engine import batch
 from memory.engine.temporal import rederive_key
-from memory.models import RETRACT_EVENTS, Memory
+from memory.models import RETRACT_EVENTS, FactWrite, Memory
 
 BASE = datetime(2020, 1, 1, tzinfo=UTC)
 RECORD_BASE = datetime(2024, 1, 1, tzinfo=UTC)
@@ -33,17 +35,14 @@ class W:
     origin: str
 
 
-writes_strategy = st.lists(
-    st.builds(
-        W,
-        obj=st.sampled_from(["alpha", "beta", "gamma"]),
-        start=st.integers(0, 20),
-        length=st.one_of(st.none(), st.integers(1, 8)),
-        origin=st.sampled_from(ORIGINS),
-    ),
-    min_size=1,
-    max_size=14,
+write_strategy = st.builds(
+    W,
+    obj=st.sampled_from(["alpha", "beta", "gamma"]),
+    start=st.integers(0, 20),
+    length=st.one_of(st.none(), st.integers(1, 8)),
+    origin=st.sampled_from(ORIGINS),
 )
+writes_strategy = st.lists(write_strategy, min_size=1, max_size=14)
 
 
 def reference_value(writes: list[W], t: datetime, believed: set[int]) -> str | None:
@@ -84,14 +83,14 @@ def apply_writes(agent_id: str, writes: list[W]) -> list[datetime]:
     return record_times
 
 
-def check_invariants(agent_id: str) -> None:
+def check_invariants(agent_id: str, subject: str = "x") -> None:
     # The rows are exactly the full re-derivation of the writes, whichever write path produced them.
-    assert not rederive_key(agent_id, "x", "is", at=RECORD_BASE + timedelta(days=1)), (
+    assert not rederive_key(agent_id, subject, "is", at=RECORD_BASE + timedelta(days=1)), (
         "rows differ from derivation"
     )
     rows = [
         m
-        for m in Memory.objects.filter(agent_id=agent_id, subject="x", predicate="is")
+        for m in Memory.objects.filter(agent_id=agent_id, subject=subject, predicate="is")
         if not m.quarantined
         and m.invalidated_by_event not in RETRACT_EVENTS
         and m.valid_until != m.valid_from
@@ -102,9 +101,11 @@ def check_invariants(agent_id: str) -> None:
         assert a.valid_until is not None and a.valid_until <= b.valid_from, f"overlap: {a.id} and {b.id}"
 
 
-def check_against_model(agent_id: str, writes: list[W], believed: set[int], as_of: datetime | None = None):
+def check_against_model(
+    agent_id: str, writes: list[W], believed: set[int], as_of: datetime | None = None, subject: str = "x"
+):
     for t in PROBES:
-        got = engine.get_at(agent_id=agent_id, subject="x", predicate="is", at=t, as_of=as_of)
+        got = engine.get_at(agent_id=agent_id, subject=subject, predicate="is", at=t, as_of=as_of)
         expected = reference_value(writes, t, believed)
         assert (got.object if got else None) == expected, (
             f"at {t} (as_of {as_of}): {got and got.object} != {expected}"
@@ -161,3 +162,143 @@ def test_timeline_matches_reference_model(writes, purge_origin, as_of_step):
 def test_timeline_matches_reference_model_on_postgres(writes, purge_origin, as_of_step, on_postgres):
     assert on_postgres, "this test must run against PostgreSQL"
     run_property(writes, purge_origin, as_of_step)
+
+
+# --- the batch path (store_temporal_many) ------------------------------------------------------------------
+
+KEYS = ["x", "y", "z"]
+
+
+def _in_time_order(keyed: list[tuple[str, W]]) -> list[tuple[str, W]]:
+    """Starts given as steps become days since the key's first write, so each key's writes never go back."""
+    day: dict[str, int] = {}
+    out = []
+    for subject, w in keyed:
+        day[subject] = day.get(subject, 0) + w.start
+        out.append((subject, W(w.obj, day[subject], w.length, w.origin)))
+    return out
+
+
+random_keyed = st.lists(st.tuples(st.sampled_from(KEYS), write_strategy), min_size=1, max_size=24)
+# mostly what importers send: per key in time order, open-ended, values repeating (supersedes and reaffirms,
+# the batch's in-memory path); now and then a bounded write (the key then goes fact by fact)
+chronological = st.lists(
+    st.tuples(
+        st.sampled_from(KEYS),
+        st.builds(
+            W,
+            obj=st.sampled_from(["alpha", "beta"]),
+            start=st.integers(0, 3),  # days after the key's previous write
+            length=st.one_of(st.none(), st.none(), st.none(), st.none(), st.integers(1, 8)),
+            origin=st.sampled_from(ORIGINS),
+        ),
+    ),
+    min_size=1,
+    max_size=30,
+).map(_in_time_order)
+keyed_writes_strategy = st.one_of(random_keyed, chronological)
+
+
+def as_fact(subject: str, order: int, w: W) -> dict:
+    start = BASE + timedelta(days=w.start)
+    return {
+        "content": f"{subject} is {w.obj}",
+        "subject": subject,
+        "predicate": "is",
+        "object": w.obj,
+        "valid_from": start,
+        "valid_until": None if w.length is None else start + timedelta(days=w.length),
+        "origin": w.origin,
+        "source_event": f"ev-{order}",
+        "confidence": (1.0, 0.8, 0.55)[order % 3],
+        "importance": float(order % 10),
+        "tags": ["t", f"o{order % 2}"],
+    }
+
+
+def key_snapshot(agent_id: str, subject: str) -> tuple[list[dict], list[dict]]:
+    """The key's rows and write log with ids replaced by their creation rank within the key."""
+    rows = list(Memory.objects.filter(agent_id=agent_id, subject=subject, predicate="is").order_by("id"))
+    rank = {m.id: f"row{i}" for i, m in enumerate(rows)}
+
+    def mapped(value):
+        if isinstance(value, str):
+            for mid, name in rank.items():
+                value = value.replace(mid, name)
+        return value
+
+    out_rows = []
+    for m in rows:
+        values = {f.attname: getattr(m, f.attname) for f in Memory._meta.concrete_fields}
+        values.pop("agent_id")
+        values["metadata"] = {k: mapped(v) for k, v in (values["metadata"] or {}).items()}
+        out_rows.append({k: mapped(v) for k, v in values.items()})
+    writes = []
+    for w in FactWrite.objects.filter(agent_id=agent_id, subject=subject, predicate="is").order_by("id"):
+        values = {f.attname: getattr(w, f.attname) for f in FactWrite._meta.concrete_fields}
+        values.pop("id")
+        values.pop("agent_id")
+        writes.append({k: mapped(v) for k, v in values.items()})
+    return out_rows, writes
+
+
+def run_batch_property(keyed: list[tuple[str, W]], chunk: int, purge_origin: str | None) -> None:
+    """The same facts through ``store_temporal_many`` (in chunks of ``chunk``) and one by one through
+    ``store_temporal`` at the same frozen moment: the same outcomes, rows and write log per key, and reads that
+    match the reference model."""
+    batch_agent, one_agent = (f"{kind}-{uuid.uuid4().hex[:12]}" for kind in ("many", "one"))
+    facts = [as_fact(subject, order, w) for order, (subject, w) in enumerate(keyed)]
+    with time_machine.travel(RECORD_BASE, tick=False), mock.patch.object(batch, "CHUNK", chunk):
+        many = engine.store_temporal_many(agent_id=batch_agent, facts=facts)
+        one = [engine.store_temporal(agent_id=one_agent, **f) for f in facts]
+    assert [r.outcome for r in many] == [r.outcome for r in one]
+    generations = engine.graph_generation(agent_id=batch_agent)
+    assert generations <= -(-len(facts) // chunk)  # at most one bump per chunk
+    for subject in KEYS:
+        assert key_snapshot(batch_agent, subject) == key_snapshot(one_agent, subject), subject
+        writes = [w for s, w in keyed if s == subject]
+        if writes:
+            check_invariants(batch_agent, subject)
+            check_against_model(batch_agent, writes, set(range(len(writes))), subject=subject)
+    if purge_origin is not None:
+        with time_machine.travel(RECORD_BASE + timedelta(hours=1), tick=False):
+            engine.invalidate_by_origin(agent_id=batch_agent, origin=purge_origin)
+        for subject in KEYS:
+            writes = [w for s, w in keyed if s == subject]
+            if writes:
+                kept = {i for i, w in enumerate(writes) if w.origin != purge_origin}
+                check_invariants(batch_agent, subject)
+                check_against_model(batch_agent, writes, kept, subject=subject)
+
+
+BATCH_PROPERTY = given(
+    keyed=keyed_writes_strategy,
+    chunk=st.integers(1, 30),
+    purge_origin=st.one_of(st.none(), st.sampled_from(ORIGINS)),
+)
+
+
+@pytest.mark.django_db
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@BATCH_PROPERTY
+def test_store_temporal_many_matches_one_by_one_and_the_model(keyed, chunk, purge_origin):
+    run_batch_property(keyed, chunk, purge_origin)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@BATCH_PROPERTY
+def test_store_temporal_many_matches_one_by_one_and_the_model_on_postgres(
+    keyed, chunk, purge_origin, on_postgres
+):
+    assert on_postgres, "this test must run against PostgreSQL"
+    run_batch_property(keyed, chunk, purge_origin)

@@ -41,6 +41,13 @@ class Graph:
     _scratch: list[Any] = field(default_factory=list, repr=False)
     _scratch_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     embeddings: dict[str, np.ndarray] = field(default_factory=dict)  # entity vectors by model (G8)
+    # what a delta needs to patch it (``delta``): each memory's subject and object entity (-1: none) and trust,
+    # how many memories name each entity, and the aliases it was resolved with
+    fact_subjects: np.ndarray | None = field(default=None, repr=False)
+    fact_objects: np.ndarray | None = field(default=None, repr=False)
+    fact_trusts: np.ndarray | None = field(default=None, repr=False)
+    entity_facts: np.ndarray | None = field(default=None, repr=False)
+    aliases: dict[str, str] = field(default_factory=dict, repr=False)
 
     @contextlib.contextmanager
     def scratch(self) -> Iterator[Any]:
@@ -115,7 +122,8 @@ def build_columns(facts: FactColumns, aliases: dict[str, str], *, generation: An
         if isinstance(trusts, np.ndarray)
         else np.fromiter(trusts, dtype=np.float64, count=n_m)
     )
-    weights, degree = _weights(nodes[:n_m], nodes[n_m:], w, len(entities))
+    subjects, objects = nodes[:n_m], nodes[n_m:]
+    weights, degree = _weights(subjects, objects, w, len(entities))
     inv = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
     a = weights.copy()
     a.data *= np.repeat(inv, np.diff(a.indptr))  # A = D⁻¹W: rows sum to 1
@@ -134,6 +142,19 @@ def build_columns(facts: FactColumns, aliases: dict[str, str], *, generation: An
         word_max=max(map(len, word_names), default=0),
         cjk_max=min(32, max(map(len, cjk_names), default=0)),
         triples=n_m,
+        fact_subjects=subjects.astype(np.int32 if len(entities) < 2**31 else np.int64),
+        fact_objects=objects.astype(np.int32 if len(entities) < 2**31 else np.int64),
+        fact_trusts=w,
+        entity_facts=entity_fact_counts(subjects, objects, len(entities)),
+        aliases=aliases,
+    )
+
+
+def entity_fact_counts(subjects: np.ndarray, objects: np.ndarray, n_entities: int) -> np.ndarray:
+    """How many memories name each entity (as subject, object or both)."""
+    other = objects[(objects >= 0) & (objects != subjects)]
+    return np.bincount(subjects[subjects >= 0], minlength=n_entities) + np.bincount(
+        other, minlength=n_entities
     )
 
 
@@ -148,15 +169,32 @@ def _seed_names(
     ascii_nodes = np.flatnonzero(ascii_mask)
     word_names = dict(zip(names.filter(ascii_mask).to_pylist(), ascii_nodes.tolist(), strict=True))
     cjk_names: dict[str, int] = {}
-    cjk = _CJK_CHAR.search
     for node in np.flatnonzero(~ascii_mask).tolist():
         name = entities[node]
-        (cjk_names if cjk(name) else word_names)[name] = node
+        (cjk_names if _CJK_CHAR.search(name) else word_names)[name] = node
+    add_alias_names(word_names, cjk_names, aliases)
+    return word_names, cjk_names
+
+
+def seed_table(word_names: dict[str, int], cjk_names: dict[str, int], name: str) -> dict[str, int]:
+    """Which of the two seed tables holds ``name`` (names with CJK characters match as substrings)."""
+    return word_names if name.isascii() or not _CJK_CHAR.search(name) else cjk_names
+
+
+def add_alias_names(
+    word_names: dict[str, int],
+    cjk_names: dict[str, int],
+    aliases: dict[str, str],
+    only: set[str] | None = None,
+) -> None:
+    """An alias seeds its canonical entity's node (when the graph has that entity); ``only``: just the aliases of
+    these canonical names."""
     for alias, canon in aliases.items():
+        if only is not None and canon not in only:
+            continue
         target = word_names.get(canon, cjk_names.get(canon))
         if target is not None:
-            (word_names if alias.isascii() or not cjk(alias) else cjk_names)[alias] = target
-    return word_names, cjk_names
+            seed_table(word_names, cjk_names, alias)[alias] = target
 
 
 def _weights(

@@ -52,9 +52,10 @@ def _quarantine_earlier(agent_id: str, write_ids: list[Any], t: datetime) -> lis
     FactWrite.objects.filter(id__in=[w.id for w in writes]).update(
         state=FactWrite.STATE_QUARANTINED, believed_until=t
     )
+    changed: set[str] = set()
     for subject, predicate in keys:
-        rederive_key(agent_id, subject, predicate, at=t)
-    c.bump_generation(agent_id)
+        changed |= rederive_key(agent_id, subject, predicate, at=t)
+    c.bump_generation(agent_id, changed)
     return writes
 
 

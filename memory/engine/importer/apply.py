@@ -154,9 +154,12 @@ def _apply_batch(rows: list[_Row], at: datetime) -> _BatchOutcome:
 
     Memory.objects.bulk_create([r.memory for r in new], batch_size=500)
     FactWrite.objects.bulk_create(writes, batch_size=500)
+    changed: dict[str, set[str]] = {}  # per agent: the fact rows written or repaired (the graph's delta)
+    for key, krows in by_key.items():
+        changed.setdefault(key[0], set()).update(r.memory.id for r in krows)
     for key, before in to_repair:
         agent_id, subject, predicate = key
-        rederive_key(agent_id, subject, predicate, at=at)
+        changed[agent_id] |= rederive_key(agent_id, subject, predicate, at=at)
         after = _snapshot(
             list(Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate))
         )
@@ -176,7 +179,9 @@ def _apply_batch(rows: list[_Row], at: datetime) -> _BatchOutcome:
     out.agents = {r.memory.agent_id for r in new}
     out.fact_agents = {key[0] for key in by_key}
     for agent_id in sorted(out.agents):
-        c.ensure_agent(agent_id, bump_generation=agent_id in out.fact_agents)
+        c.ensure_agent(
+            agent_id, bump_generation=agent_id in out.fact_agents, changed=changed.get(agent_id, set())
+        )
     return out
 
 
