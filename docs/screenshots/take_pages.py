@@ -12,20 +12,14 @@ Chromium driven by Playwright with every request to another host aborted, signed
 
 from __future__ import annotations
 
-import io
-import os
 import sys
-import tempfile
-import threading
 from pathlib import Path
-from urllib.parse import urlparse
-from wsgiref.simple_server import make_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from docs.screenshots.take import CHROMIUM, LAUNCH_ARGS, OUT, _Quiet, _Server  # noqa: E402
+from docs.screenshots.take import OUT  # noqa: E402
+from docs.screenshots.take_graph import demo_browser  # noqa: E402
 
-PASSWORD = "demo-password-123"
 AGENT = "support-bot"
 PAGES = {
     "review": f"/agents/{AGENT}/review/",
@@ -40,46 +34,7 @@ def main(names: list[str]) -> int:
     if unknown:
         print(f"unknown page(s): {', '.join(unknown)}; choose from {', '.join(PAGES)}", file=sys.stderr)
         return 2
-    tmp = tempfile.mkdtemp(prefix="memdesk-shots-")
-    os.environ["MEMDESK_VAR_DIR"] = tmp
-    os.environ["MEMDESK_CONFIG"] = str(Path(tmp) / "absent.toml")
-    os.environ["MEMDESK_SQLITE_PATH"] = str(Path(tmp) / "demo.sqlite3")
-    os.environ["MEMDESK_DEMO_PASSWORD"] = PASSWORD
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.pop("DATABASE_URL", None)
-
-    import django
-
-    django.setup()
-    from django.contrib.staticfiles.handlers import StaticFilesHandler
-    from django.core.management import call_command
-    from django.core.wsgi import get_wsgi_application
-
-    call_command("migrate", verbosity=0, interactive=False)
-    call_command("seed_demo", stdout=io.StringIO())
-
-    server = make_server("127.0.0.1", 0, StaticFilesHandler(get_wsgi_application()), _Server, _Quiet)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_port}"
-
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        context = browser.new_context(viewport={"width": 1360, "height": 900}, device_scale_factor=1)
-        context.route(
-            "**/*",
-            lambda route: (
-                route.continue_() if urlparse(route.request.url).hostname == "127.0.0.1" else route.abort()
-            ),
-        )
-        page = context.new_page()
-        page.goto(base + "/login/")
-        page.fill("#id_username", "admin")
-        page.fill("#id_password", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url(base + "/")
+    with demo_browser("admin") as (page, base):
         for name in names or list(PAGES):
             response = page.goto(base + PAGES[name])
             if response is None or response.status != 200:
@@ -90,8 +45,6 @@ def main(names: list[str]) -> int:
             path = OUT / f"{name}.png"
             page.screenshot(path=str(path), full_page=False)
             print(f"wrote {path}")
-        browser.close()
-    server.shutdown()
     return 0
 
 
