@@ -53,6 +53,23 @@ from .dream_runs import (
     dream_state,
 )
 from .dream_runs import PHASES as DREAM_PHASES
+from .erasure import (
+    ERASE_ACTION,
+    REASSIGN_ACTION,
+    EraseResult,
+    ErasurePart,
+    ErasureScope,
+    NothingToErase,
+    PurgePreview,
+    ReassignResult,
+    TooMuchToErase,
+    erase,
+    erase_preview,
+    keyed_hash,
+    purge_preview,
+    reassign,
+    register_erasure_hook,
+)
 from .feedback import FeedbackResult, feedback, feedback_record
 from .gaps import GapRecord, knowledge_gaps
 from .graph import (
@@ -214,6 +231,21 @@ from .verdicts import state_fingerprint, verdict_apply, verdict_undo
 from .writes import store, store_temporal
 
 __all__ = [
+    "ERASE_ACTION",
+    "REASSIGN_ACTION",
+    "EraseResult",
+    "ErasurePart",
+    "ErasureScope",
+    "NothingToErase",
+    "PurgePreview",
+    "ReassignResult",
+    "TooMuchToErase",
+    "erase",
+    "erase_preview",
+    "keyed_hash",
+    "purge_preview",
+    "reassign",
+    "register_erasure_hook",
     "MAX_STORED_EDGES",
     "CommunityRecord",
     "DiscoveryOutcome",
