@@ -26,7 +26,7 @@ from .belief import (
     is_current,
     is_retracted,
 )
-from .common import graph_generation
+from .common import graph_generation, recorded_at
 from .dream import dream_execute, dream_run, lint
 from .dream_prune import PRUNE_EVENT, prune_end
 from .dream_runs import (
@@ -462,6 +462,7 @@ __all__ = [
     "get_history",
     "get_memory",
     "graph_generation",
+    "recorded_at",
     "invalidate_by_origin",
     "judge",
     "list_recent",
