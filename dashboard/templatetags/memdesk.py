@@ -164,3 +164,31 @@ def report_item(item: Any) -> str:
 def phase_of(phases: Any, name: str) -> Any:
     """A run's report of phase ``name`` (None until the phase has run)."""
     return phases.get(name) if isinstance(phases, dict) else None
+
+
+_HIGHLIGHT_TERMS = 12
+
+
+@register.filter
+def highlight(text: Any, query: Any) -> str:
+    """``text`` escaped, with each word of the search ``query`` (2+ characters; ``_`` splits words, as in the
+    index) wrapped in ``<mark>``, case-insensitively (issue 19 item 8)."""
+    import re
+
+    from django.utils.html import escape
+    from django.utils.safestring import mark_safe
+
+    value = "" if text is None else str(text)
+    words = sorted(
+        {w for w in re.findall(r"[^\W_]+", str(query or "")) if len(w) >= 2}, key=len, reverse=True
+    )[:_HIGHLIGHT_TERMS]
+    if not words:
+        return escape(value)
+    pattern = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+    out, last = [], 0
+    for match in pattern.finditer(value):
+        out.append(escape(value[last : match.start()]))
+        out.append(f"<mark>{escape(match.group())}</mark>")
+        last = match.end()
+    out.append(escape(value[last:]))
+    return mark_safe("".join(out))  # noqa: S308 - every piece above is escaped
