@@ -23,7 +23,11 @@ class MemoryFilterForm(forms.Form):
     origin_class = forms.CharField(required=False, max_length=64, label="Origin class")
     status = forms.ChoiceField(
         required=False,
-        choices=[("current", "Current only"), ("all", "All rows (history)")],
+        choices=[
+            ("current", "Current only"),
+            ("all", "All rows (history)"),
+            ("tainted", "Tainted: derived from a purged source"),
+        ],
         label="Rows",
     )
 

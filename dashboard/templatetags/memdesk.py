@@ -192,3 +192,16 @@ def highlight(text: Any, query: Any) -> str:
         last = match.end()
     out.append(escape(value[last:]))
     return mark_safe("".join(out))  # noqa: S308 - every piece above is escaped
+
+
+@register.simple_tag
+def tainted_badge(row: Any) -> str:
+    """A "tainted" badge for a row derived from a purged source (issue 19 item 9), else nothing."""
+    from memory.engine import is_tainted
+
+    if not is_tainted(row):
+        return ""
+    return format_html(
+        '<span class="badge status-retracted" data-tainted="true" title="{}">tainted</span>',
+        "Derived from a purged or rejected source: its trust was crushed; check it before relying on it.",
+    )

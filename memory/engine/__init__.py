@@ -18,6 +18,8 @@ from .belief import (
     BELIEVED,
     NOT_RETRACTED,
     RETRACTED,
+    TAINT_TRUST,
+    TAINTED,
     ApprovalEffect,
     approval_effects,
     covers,
@@ -25,6 +27,7 @@ from .belief import (
     is_believed,
     is_current,
     is_retracted,
+    is_tainted,
 )
 from .common import graph_generation, recorded_at
 from .dream import dream_execute, dream_run, lint
@@ -356,6 +359,9 @@ __all__ = [
     "BELIEVED",
     "NOT_RETRACTED",
     "RETRACTED",
+    "TAINT_TRUST",
+    "TAINTED",
+    "is_tainted",
     "ApprovalEffect",
     "approval_effects",
     "covers",

@@ -279,3 +279,34 @@ def test_matches_are_highlighted_and_stored_markup_stays_text(client, viewer, ag
     ).content.decode()
     assert "&lt;b&gt;acme&lt;/b&gt; <mark>deploy</mark>s to Workers" in html
     assert "<mark>deploy</mark>_<mark>target</mark>" in html
+
+
+def test_facts_derived_from_a_purged_source_are_marked_tainted_and_filterable(client, viewer, agent):
+    """Issue 19 item 9: the list, the detail and the agent home mark tainted rows; the filter lists them."""
+    from django.urls import reverse as _reverse
+
+    from memory import engine as _engine
+
+    aid = agent.agent_id
+    source = _engine.store(agent_id=aid, content="rumour from the spam channel", origin="channel:spam").id
+    derived = _engine.store_temporal(
+        agent_id=aid, content="Acme plans a price rise", subject="acme", predicate="plans", object="price rise",
+        derived_from=[source], origin="agent_derived",
+    ).id  # fmt: skip
+    clean = _engine.store(agent_id=aid, content="an ordinary note", origin="user_direct").id
+    base = _reverse("dashboard:memories", args=[aid])
+    login(client, viewer)
+    assert 'data-tainted="true"' not in client.get(base).content.decode()
+
+    _engine.invalidate_by_origin(agent_id=aid, origin="channel:spam")
+
+    listed = client.get(base).content.decode()
+    row = listed[listed.index(f'id="mem-{derived}"') :]
+    assert 'data-tainted="true"' in row[: row.index("</tr>")]
+    tainted = client.get(base + "?status=tainted").content.decode()
+    assert derived in tainted and clean not in tainted and source not in tainted
+    assert "1 tainted row" in tainted
+    detail = client.get(_reverse("dashboard:memory", args=[aid, derived])).content.decode()
+    assert 'data-tainted="true"' in detail
+    home = client.get(_reverse("dashboard:agent", args=[aid])).content.decode()
+    assert 'data-tainted="true"' in home
