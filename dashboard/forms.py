@@ -46,11 +46,19 @@ class MemoryFilterForm(forms.Form):
         }
 
 
-class UTCDateTimeField(forms.Field):
-    """An ``<input type="datetime-local">`` value, read as UTC. An explicit offset is honoured."""
+# what the ISO time inputs accept (the browser checks it; the server parses again)
+ISO_PATTERN = r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|z|[+\-]\d{2}:?\d{2})?"
 
-    widget = forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1"}, format="%Y-%m-%dT%H:%M:%S")
-    default_error_messages = {"invalid": "Enter a date and time like 2024-05-01T12:00."}
+
+class UTCDateTimeField(forms.Field):
+    """An ISO 8601 time typed as text (issue 19 item 10: no 12-hour, locale-formatted picker), read as UTC when
+    it has no offset; an explicit offset (``+02:00``) or ``Z`` is honoured. A date alone is its midnight."""
+
+    widget = forms.DateTimeInput(
+        attrs={"placeholder": "2024-05-01T12:00:00Z", "pattern": ISO_PATTERN, "spellcheck": "false"},
+        format="%Y-%m-%dT%H:%M:%SZ",
+    )
+    default_error_messages = {"invalid": "Enter an ISO 8601 time in UTC, like 2024-05-01T12:00:00Z."}
 
     def to_python(self, value: Any) -> datetime | None:
         if value in self.empty_values:

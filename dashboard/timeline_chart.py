@@ -166,3 +166,34 @@ def build(
         cross_label=f"as of {_when(asked)}, true at {_when(at)}",
         title=f"{len(records)} row{'s' if len(records) != 1 else ''}: world time across, record time down",
     )
+
+
+def why_nothing(rows: list[Any], *, at: datetime, as_of: datetime | None) -> str:
+    """Why ``get_at`` answered nothing for (``at``, ``as_of``): the first reason that applies, in words."""
+    records = [r.record for r in rows]
+    if not records:
+        return "This key has no rows at all."
+    learned = [m.ingested_at for m in records if m.ingested_at is not None]
+    if as_of is not None and learned and as_of < min(learned):
+        return (
+            f"Nothing about this key had been learned yet on {_when(as_of)}: the first row was recorded "
+            f"{_when(min(learned))}. Ask as of a later time."
+        )
+    starts = [m.valid_from for m in records if m.valid_from is not None]
+    if starts and at < min(starts):
+        return f"No value was true that early: the earliest row became true {_when(min(starts))}."
+    covering = [
+        m
+        for m in records
+        if m.valid_from is not None and m.valid_from <= at and (m.valid_until is None or at < m.valid_until)
+    ]
+    if covering and all(m.retracted for m in covering):
+        return "The only rows for that time were retracted (by a purge, a rejection or a curator), so none is believed."
+    if covering and all(m.quarantined for m in covering):
+        return "The rows for that time are held for review (quarantined) and are not believed until approved."
+    if covering and as_of is not None:
+        return (
+            f"Rows for that time exist, but none was believed on {_when(as_of)}: they were learned later, or had "
+            "already been replaced by then."
+        )
+    return "No row's valid interval covers that time: it falls in a gap between values or after the last one ended."

@@ -158,6 +158,8 @@ def timeline(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     context["chart"] = timeline_chart.build(
         rows, now=now, at=at, as_of=as_of, answer_id=answer.id if answer is not None else None
     )
+    if answer is None and not form.errors:
+        context["why_nothing"] = timeline_chart.why_nothing(rows, at=at, as_of=as_of)
     if not wants_fragment(request):
         context["rows"] = rows
     return render_page(request, "dashboard/timeline.html", context, fragment="asof")

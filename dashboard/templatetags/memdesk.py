@@ -50,6 +50,13 @@ def when(value: Any, empty: str = "—") -> str:
 
 
 @register.filter
+def isoutc(value: Any) -> str:
+    """A datetime as ISO 8601 in UTC (``2024-05-01T12:00:00Z``): the value of the ISO time inputs."""
+    moment = _as_datetime(value)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else ""
+
+
+@register.filter
 def dtlocal(value: Any) -> str:
     """A datetime as the value of an ``<input type="datetime-local">`` (UTC)."""
     moment = _as_datetime(value)
@@ -205,3 +212,11 @@ def tainted_badge(row: Any) -> str:
         '<span class="badge status-retracted" data-tainted="true" title="{}">tainted</span>',
         "Derived from a purged or rejected source: its trust was crushed; check it before relying on it.",
     )
+
+
+@register.simple_tag
+def iso_pattern() -> str:
+    """The ``pattern`` of the ISO 8601 time inputs (dashboard.forms.ISO_PATTERN)."""
+    from dashboard.forms import ISO_PATTERN
+
+    return ISO_PATTERN
