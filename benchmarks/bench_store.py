@@ -123,7 +123,7 @@ class RawStore:
             )
             db.execute(
                 "INSERT INTO memories_fts (doc, memory_id) VALUES (?, ?)",
-                (document(f["content"], f["subject"], f["object"]), mid),
+                (document(f["content"], f["subject"], f["predicate"], f["object"]), mid),
             )
             outcome = "stored"
         return outcome

@@ -23,7 +23,11 @@ class MemoryFilterForm(forms.Form):
     origin_class = forms.CharField(required=False, max_length=64, label="Origin class")
     status = forms.ChoiceField(
         required=False,
-        choices=[("current", "Current only"), ("all", "All rows (history)")],
+        choices=[
+            ("current", "Current only"),
+            ("all", "All rows (history)"),
+            ("tainted", "Tainted: derived from a purged source"),
+        ],
         label="Rows",
     )
 
@@ -42,11 +46,19 @@ class MemoryFilterForm(forms.Form):
         }
 
 
-class UTCDateTimeField(forms.Field):
-    """An ``<input type="datetime-local">`` value, read as UTC. An explicit offset is honoured."""
+# what the ISO time inputs accept (the browser checks it; the server parses again)
+ISO_PATTERN = r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|z|[+\-]\d{2}:?\d{2})?"
 
-    widget = forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1"}, format="%Y-%m-%dT%H:%M:%S")
-    default_error_messages = {"invalid": "Enter a date and time like 2024-05-01T12:00."}
+
+class UTCDateTimeField(forms.Field):
+    """An ISO 8601 time typed as text (issue 19 item 10: no 12-hour, locale-formatted picker), read as UTC when
+    it has no offset; an explicit offset (``+02:00``) or ``Z`` is honoured. A date alone is its midnight."""
+
+    widget = forms.DateTimeInput(
+        attrs={"placeholder": "2024-05-01T12:00:00Z", "pattern": ISO_PATTERN, "spellcheck": "false"},
+        format="%Y-%m-%dT%H:%M:%SZ",
+    )
+    default_error_messages = {"invalid": "Enter an ISO 8601 time in UTC, like 2024-05-01T12:00:00Z."}
 
     def to_python(self, value: Any) -> datetime | None:
         if value in self.empty_values:
@@ -166,3 +178,72 @@ class DreamModeForm(forms.Form):
         ],
         label="Dream mode",
     )
+
+
+# --- operations: origin purge, erasure, reassignment (SPEC D8, M5; admins) ---------------------------------
+
+CONFIRM_MISMATCH = "confirmation_mismatch"
+
+
+class _Confirmed(forms.Form):
+    """A two-step POST: ``step=preview`` shows what would happen; ``step=confirm`` does it when ``confirm`` is
+    typed exactly as ``expected()`` asks (a stable error code ``confirmation_mismatch`` otherwise)."""
+
+    step = forms.ChoiceField(choices=[("preview", "preview"), ("confirm", "confirm")], initial="preview")
+    confirm = forms.CharField(required=False, max_length=600, strip=True, label="Type to confirm")
+
+    def expected(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def confirming(self) -> bool:
+        return self.is_valid() and self.cleaned_data.get("step") == "confirm"
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("step") == "confirm" and not self.errors:
+            if data.get("confirm", "") != self.expected():
+                self.add_error(
+                    "confirm",
+                    forms.ValidationError(
+                        "Type %(what)s exactly to confirm.",
+                        code=CONFIRM_MISMATCH,
+                        params={"what": f"“{self.expected()}”"},
+                    ),
+                )
+        return data
+
+
+class PurgeForm(_Confirmed):
+    origin = forms.CharField(max_length=256, strip=True, label="Origin (exact)")
+    since = UTCDateTimeField(required=False, label="Only rows ingested since (UTC, optional)")
+
+    def expected(self) -> str:
+        return str(self.cleaned_data.get("origin") or "")
+
+
+class EraseForm(_Confirmed):
+    subject = forms.CharField(required=False, max_length=512, strip=True, label="Subject (exact)")
+    origin = forms.CharField(required=False, max_length=256, strip=True, label="Origin (exact)")
+    reason = forms.CharField(max_length=256, strip=True, label="Reason (kept in the audit log)")
+
+    def clean(self) -> dict[str, Any]:
+        data = forms.Form.clean(self) or {}
+        if not data.get("subject") and not data.get("origin") and "subject" not in self.errors:
+            self.add_error(
+                "subject", forms.ValidationError("Give a subject, an origin or both.", code="required")
+            )
+        return super().clean()
+
+    def expected(self) -> str:
+        return "erase " + str(self.cleaned_data.get("subject") or self.cleaned_data.get("origin") or "")
+
+
+class ReassignForm(_Confirmed):
+    subject = forms.CharField(
+        required=False, max_length=512, strip=True, label="Subject (exact; empty moves every row)"
+    )
+    to_agent = forms.CharField(max_length=128, strip=True, label="To agent")
+
+    def expected(self) -> str:
+        return str(self.cleaned_data.get("to_agent") or "")

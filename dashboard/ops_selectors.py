@@ -90,3 +90,41 @@ def registry_status() -> dict[str, Any]:
 
     load = active_registry()
     return {"predicates": len(load.registry), "override": load.override, "error": load.error}
+
+
+@dataclass(frozen=True)
+class ReassignPreview:
+    rows: int
+    keys: int
+    subject: str
+    to_agent: str
+
+
+def reassign_preview(agent_id: str, subject: str, to_agent: str) -> ReassignPreview:
+    """How many rows and keys a reassignment would move (two queries)."""
+    from memory.models import Memory
+
+    rows = Memory.objects.filter(agent_id=agent_id)
+    if subject:
+        rows = rows.filter(subject=subject)
+    keys = rows.filter(subject__isnull=False).values("subject", "predicate").distinct().count()
+    return ReassignPreview(rows.count(), keys, subject, to_agent)
+
+
+def admin_targets(user: Any, agent_id: str) -> list[Any]:
+    """The other agents ``user`` administers: where a reassignment may send rows (one or two queries)."""
+    from memory.models import Membership, Role
+    from web.access import visible_agents
+
+    agents = visible_agents(user).exclude(agent_id=agent_id)
+    if not user.is_superuser:
+        teams = Membership.objects.filter(user=user, role=Role.ADMIN).values("team_id")
+        agents = agents.filter(team_id__in=teams)
+    return list(agents)
+
+
+def protection_settings() -> dict[str, Any]:
+    """The burst guard and the injection scan as configured now (``memdesk.toml``; no query)."""
+    from memory.config import guard_settings, injection_settings
+
+    return {"guard": guard_settings(), "injection": injection_settings()}

@@ -26,9 +26,10 @@ from web.access import AgentAccess, agent_access, login_required, reviewers_only
 from web.http import HtmxHttpRequest, actor_of, error_status, render_page, wants_fragment
 
 from . import ops_selectors
-from .forms import DreamModeForm, DreamStartForm
+from .forms import DreamModeForm, DreamStartForm, EraseForm, PurgeForm, ReassignForm
 
 PAGE = "dashboard/operations.html"
+PREVIEW_ROWS = 50
 RUNS_LISTED = 10
 STOP_POLLING = 286  # htmx: stop polling this element
 
@@ -72,10 +73,41 @@ def operations(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     access, refused = _reviewer(request, agent_id)
     if refused is not None:
         return refused
+    wanted = request.GET.get("run")
+    response = page_response(request, access, {}, run_id=wanted, fragment="run")
+    add_never_cache_headers(response)
+    return response
+
+
+def data_context(access: AgentAccess, user: Any, **extra: Any) -> dict[str, Any]:
+    """The section's context: its three forms (fresh unless given) and the agents a reassignment may target."""
+    aid = access.agent.agent_id
+    context: dict[str, Any] = {
+        "agent": access.agent,
+        "purge_form": PurgeForm(initial={"step": "preview"}),
+        "erase_form": EraseForm(initial={"step": "preview"}),
+        "reassign_form": ReassignForm(initial={"step": "preview"}),
+        "targets": ops_selectors.admin_targets(user, aid),
+        "preview_rows": PREVIEW_ROWS,
+    }
+    context.update(extra)
+    return context
+
+
+def page_response(
+    request: HtmxHttpRequest,
+    access: AgentAccess,
+    extra: dict[str, Any],
+    *,
+    run_id: Any = None,
+    fragment: str | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """The whole page (or its ``fragment``), with ``extra`` over the defaults; admins also get the data section
+    (origin purge, erasure, reassignment)."""
     aid = access.agent.agent_id
     runs = engine.dream_runs(agent_id=aid, limit=RUNS_LISTED)
-    wanted = request.GET.get("run")
-    run = _run_or_404(aid, wanted) if wanted else (runs[0] if runs else None)
+    run = _run_or_404(aid, run_id) if run_id else (runs[0] if runs else None)
     context: dict[str, Any] = {
         **_controls(access),
         **_run_context(access, run),
@@ -87,11 +119,14 @@ def operations(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
         "policy": engine.policy_in_effect(),
         "ttl_days": engine.TTL_DAYS,
         "review": ops_selectors.review_counts(aid),
+        "protection": ops_selectors.protection_settings(),
         "gate_hours": engine.GATE_HOURS,
         "gate_sessions": engine.GATE_SESSIONS,
     }
-    response = render_page(request, PAGE, context, fragment="run")
-    add_never_cache_headers(response)
+    if context["can_admin"]:
+        context.update(data_context(access, request.user, **extra))
+    response = render_page(request, PAGE, context, fragment=fragment)
+    response.status_code = status
     return response
 
 

@@ -111,7 +111,9 @@ def memory_rows(
     only covers current rows).
     """
     qs = Memory.objects.filter(agent_id=agent_id)
-    if status != "all":
+    if status == "tainted":
+        qs = qs.filter(engine.TAINTED)
+    elif status != "all":
         qs = qs.filter(engine.current_q(at or timezone.now()))
     if query:
         qs = qs.filter(Q(content__icontains=query) | Q(subject__icontains=query) | Q(object__icontains=query))

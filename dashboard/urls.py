@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import graph_views, insights_views, ops_views, views
+from . import graph_views, insights_views, ops_data_views, ops_views, views
 
 app_name = "dashboard"
 urlpatterns = [
@@ -17,6 +17,13 @@ urlpatterns = [
     path("agents/<str:agent_id>/operations/", ops_views.operations, name="operations"),
     path("agents/<str:agent_id>/operations/run/", ops_views.operations_start, name="operations_start"),
     path("agents/<str:agent_id>/operations/mode/", ops_views.operations_mode, name="operations_mode"),
+    path("agents/<str:agent_id>/operations/purge/", ops_data_views.operations_purge, name="operations_purge"),
+    path("agents/<str:agent_id>/operations/erase/", ops_data_views.operations_erase, name="operations_erase"),
+    path(
+        "agents/<str:agent_id>/operations/reassign/",
+        ops_data_views.operations_reassign,
+        name="operations_reassign",
+    ),
     path(
         "agents/<str:agent_id>/operations/runs/<int:run_id>/",
         ops_views.operations_run,

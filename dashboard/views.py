@@ -23,7 +23,7 @@ from memory.models import Mistake, Role
 from web.access import AgentAccess, admins_only, agent_access, login_required, reviewers_only, visible_agents
 from web.http import HtmxHttpRequest, actor_of, refusal, render_page, wants_fragment
 
-from . import selectors
+from . import selectors, timeline_chart
 from .forms import (
     AuditFilterForm,
     MemoryFilterForm,
@@ -154,8 +154,14 @@ def timeline(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
         "answer": answer,
         "now": now,
     }
+    rows = selectors.timeline(aid, subject, predicate, at=now)
+    context["chart"] = timeline_chart.build(
+        rows, now=now, at=at, as_of=as_of, answer_id=answer.id if answer is not None else None
+    )
+    if answer is None and not form.errors:
+        context["why_nothing"] = timeline_chart.why_nothing(rows, at=at, as_of=as_of)
     if not wants_fragment(request):
-        context["rows"] = selectors.timeline(aid, subject, predicate, at=now)
+        context["rows"] = rows
     return render_page(request, "dashboard/timeline.html", context, fragment="asof")
 
 

@@ -16,3 +16,5 @@ def _fts_doc(content, subject, obj):  # type: ignore[no-untyped-def]
 def _register_sqlite_functions(sender, connection, **kwargs):  # type: ignore[no-untyped-def]
     if connection.vendor == "sqlite":
         connection.connection.create_function("memdesk_fts_doc", 3, _fts_doc, deterministic=True)
+        # the document since migration 0018: content, subject, predicate, object
+        connection.connection.create_function("memdesk_fts_doc", 4, document, deterministic=True)

@@ -50,6 +50,13 @@ def when(value: Any, empty: str = "—") -> str:
 
 
 @register.filter
+def isoutc(value: Any) -> str:
+    """A datetime as ISO 8601 in UTC (``2024-05-01T12:00:00Z``): the value of the ISO time inputs."""
+    moment = _as_datetime(value)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else ""
+
+
+@register.filter
 def dtlocal(value: Any) -> str:
     """A datetime as the value of an ``<input type="datetime-local">`` (UTC)."""
     moment = _as_datetime(value)
@@ -164,3 +171,52 @@ def report_item(item: Any) -> str:
 def phase_of(phases: Any, name: str) -> Any:
     """A run's report of phase ``name`` (None until the phase has run)."""
     return phases.get(name) if isinstance(phases, dict) else None
+
+
+_HIGHLIGHT_TERMS = 12
+
+
+@register.filter
+def highlight(text: Any, query: Any) -> str:
+    """``text`` escaped, with each word of the search ``query`` (2+ characters; ``_`` splits words, as in the
+    index) wrapped in ``<mark>``, case-insensitively (issue 19 item 8)."""
+    import re
+
+    from django.utils.html import escape
+    from django.utils.safestring import mark_safe
+
+    value = "" if text is None else str(text)
+    words = sorted(
+        {w for w in re.findall(r"[^\W_]+", str(query or "")) if len(w) >= 2}, key=len, reverse=True
+    )[:_HIGHLIGHT_TERMS]
+    if not words:
+        return escape(value)
+    pattern = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+    out, last = [], 0
+    for match in pattern.finditer(value):
+        out.append(escape(value[last : match.start()]))
+        out.append(f"<mark>{escape(match.group())}</mark>")
+        last = match.end()
+    out.append(escape(value[last:]))
+    return mark_safe("".join(out))  # noqa: S308 - every piece above is escaped
+
+
+@register.simple_tag
+def tainted_badge(row: Any) -> str:
+    """A "tainted" badge for a row derived from a purged source (issue 19 item 9), else nothing."""
+    from memory.engine import is_tainted
+
+    if not is_tainted(row):
+        return ""
+    return format_html(
+        '<span class="badge status-retracted" data-tainted="true" title="{}">tainted</span>',
+        "Derived from a purged or rejected source: its trust was crushed; check it before relying on it.",
+    )
+
+
+@register.simple_tag
+def iso_pattern() -> str:
+    """The ``pattern`` of the ISO 8601 time inputs (dashboard.forms.ISO_PATTERN)."""
+    from dashboard.forms import ISO_PATTERN
+
+    return ISO_PATTERN

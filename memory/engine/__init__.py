@@ -18,6 +18,8 @@ from .belief import (
     BELIEVED,
     NOT_RETRACTED,
     RETRACTED,
+    TAINT_TRUST,
+    TAINTED,
     ApprovalEffect,
     approval_effects,
     covers,
@@ -25,8 +27,9 @@ from .belief import (
     is_believed,
     is_current,
     is_retracted,
+    is_tainted,
 )
-from .common import graph_generation
+from .common import graph_generation, recorded_at
 from .dream import dream_execute, dream_run, lint
 from .dream_prune import PRUNE_EVENT, prune_end
 from .dream_runs import (
@@ -53,6 +56,23 @@ from .dream_runs import (
     dream_state,
 )
 from .dream_runs import PHASES as DREAM_PHASES
+from .erasure import (
+    ERASE_ACTION,
+    REASSIGN_ACTION,
+    EraseResult,
+    ErasurePart,
+    ErasureScope,
+    NothingToErase,
+    PurgePreview,
+    ReassignResult,
+    TooMuchToErase,
+    erase,
+    erase_preview,
+    keyed_hash,
+    purge_preview,
+    reassign,
+    register_erasure_hook,
+)
 from .feedback import FeedbackResult, feedback, feedback_record
 from .gaps import GapRecord, knowledge_gaps
 from .graph import (
@@ -214,6 +234,21 @@ from .verdicts import state_fingerprint, verdict_apply, verdict_undo
 from .writes import store, store_temporal
 
 __all__ = [
+    "ERASE_ACTION",
+    "REASSIGN_ACTION",
+    "EraseResult",
+    "ErasurePart",
+    "ErasureScope",
+    "NothingToErase",
+    "PurgePreview",
+    "ReassignResult",
+    "TooMuchToErase",
+    "erase",
+    "erase_preview",
+    "keyed_hash",
+    "purge_preview",
+    "reassign",
+    "register_erasure_hook",
     "MAX_STORED_EDGES",
     "CommunityRecord",
     "DiscoveryOutcome",
@@ -324,6 +359,9 @@ __all__ = [
     "BELIEVED",
     "NOT_RETRACTED",
     "RETRACTED",
+    "TAINT_TRUST",
+    "TAINTED",
+    "is_tainted",
     "ApprovalEffect",
     "approval_effects",
     "covers",
@@ -430,6 +468,7 @@ __all__ = [
     "get_history",
     "get_memory",
     "graph_generation",
+    "recorded_at",
     "invalidate_by_origin",
     "judge",
     "list_recent",

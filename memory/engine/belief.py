@@ -86,6 +86,20 @@ RETRACTED = Q(invalidated_by_event__in=RETRACT_EVENTS)
 NOT_RETRACTED = Q(invalidated_by_event__isnull=True) | ~RETRACTED
 BELIEVED = Q(quarantined=False) & NOT_RETRACTED
 
+# Tainted (issue 19 item 9): a row still believed whose ``derived_from`` cites a purged or rejected source; the
+# purge crushed its trust to ``TAINT_TRUST`` (SPEC P2), and a write derived from such a source gets no more.
+TAINT_TRUST = 0.1
+TAINTED = ~Q(derived_from=[]) & Q(origin_trust__lte=TAINT_TRUST) & NOT_RETRACTED
+
+
+def is_tainted(row: Any) -> bool:
+    """The Python twin of ``TAINTED``, for records and hits already loaded."""
+    return (
+        bool(getattr(row, "derived_from", None))
+        and float(getattr(row, "origin_trust", 1.0)) <= TAINT_TRUST
+        and not is_retracted(getattr(row, "invalidated_by_event", None))
+    )
+
 
 def covers_q(at: datetime) -> Q:
     return (Q(valid_from__isnull=True) | Q(valid_from__lte=at)) & (

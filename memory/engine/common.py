@@ -35,8 +35,28 @@ RESERVED_EVENTS = set(RETRACT_EVENTS) | {"auto_page_removed"}
 T = TypeVar("T")
 
 
+_recorded_at: ContextVar[datetime | None] = ContextVar("recorded_at", default=None)
+
+
 def now() -> datetime:
-    return timezone.now()
+    """The engine's clock: real time, or the record time an import set with ``recorded_at``."""
+    fixed = _recorded_at.get()
+    return fixed if fixed is not None else timezone.now()
+
+
+@contextlib.contextmanager
+def recorded_at(when: Any) -> Iterator[datetime]:
+    """Inside, the engine's writes happen at record time ``when`` (an import replaying a log, demo data): every
+    time the engine stamps (ingestion, supersession, audit) is ``when``. Never for agent-facing paths. ``when``
+    may not be in the future; callers replay in record-time order (each block no earlier than the last)."""
+    t = parse_time(when, field="recorded_at")
+    if t is None or t > timezone.now():
+        raise InvalidTime("recorded_at must be a time that has passed", field="recorded_at")
+    token = _recorded_at.set(t)
+    try:
+        yield t
+    finally:
+        _recorded_at.reset(token)
 
 
 _ULID_ALPHABET = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", b"0123456789abcdefghjkmnpqrstvwxyz")

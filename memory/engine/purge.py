@@ -9,12 +9,12 @@ from django.db.models import Q
 from memory.models import FactWrite, Memory
 
 from . import common as c
-from .belief import NOT_RETRACTED, RETRACTED, current_q
+from .belief import NOT_RETRACTED, RETRACTED, TAINT_TRUST, current_q
 from .provenance import check_origin
 from .temporal import rederive_key
 from .types import InvalidArgument, PurgeResult
 
-CRUSHED_TRUST = 0.1
+CRUSHED_TRUST = TAINT_TRUST  # a row citing a purged id is tainted (belief.TAINTED)
 
 
 def _ids_of_keys(agent_id: str, keys: set[tuple[str, str]], cond: Q) -> set[str]:

@@ -439,8 +439,8 @@ def _cut_row(
     return _Cut(mid, depth, content, made[0], source, made[1])
 
 
-# The full-text document of a row, as the SQLite triggers of migration 0002 index it (a test pins the two equal).
-FTS_DOC_SQL = "memdesk_fts_doc(m.content, m.subject, m.object)"
+# The full-text document of a row, as the SQLite triggers of migration 0018 index it (a test pins the two equal).
+FTS_DOC_SQL = "memdesk_fts_doc(m.content, m.subject, m.predicate, m.object)"
 FTS_UPDATE_TRIGGER = "memories_fts_au"
 
 

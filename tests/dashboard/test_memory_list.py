@@ -87,7 +87,8 @@ def test_boosted_and_history_restore_requests_get_the_whole_page(member, agent, 
 def test_search_box_searches_as_you_type_and_keeps_filters_in_the_url(member, agent):
     html = member.get(url(agent.agent_id)).content.decode()
     box = re.search(r'<input type="search" id="q"[^>]*>', html, re.S).group(0)
-    assert 'hx-trigger="keyup changed delay:300ms' in box
+    # `input` events: typing, paste, IME commit, autofill (issue 19 item 8); Enter is the form's submit alone
+    assert 'hx-trigger="input changed delay:300ms"' in box
     assert f'hx-get="{url(agent.agent_id)}"' in box
     assert 'hx-push-url="true"' in box and 'hx-target="#results"' in box
     assert 'hx-include="#memory-filters"' in box
@@ -260,3 +261,52 @@ def test_stored_text_is_escaped(member, agent):
     html = member.get(url(agent.agent_id) + "?status=all").content.decode()
     assert "<script>window.__xss" not in html and "<b>o</b>" not in html
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in html
+
+
+def test_matches_are_highlighted_and_stored_markup_stays_text(client, viewer, agent):
+    """Issue 19 item 8: the predicate is searched, and each query word is wrapped in <mark>, escaped."""
+    from memory import engine as _engine
+
+    _engine.store_temporal(
+        agent_id=agent.agent_id, content="<b>acme</b> deploys to Workers", subject="acme-web",
+        predicate="deploy_target", object="Workers",
+    )  # fmt: skip
+    login(client, viewer)
+    from django.urls import reverse as _reverse
+
+    html = client.get(
+        _reverse("dashboard:memories", args=[agent.agent_id]) + "?q=deploy_target"
+    ).content.decode()
+    assert "&lt;b&gt;acme&lt;/b&gt; <mark>deploy</mark>s to Workers" in html
+    assert "<mark>deploy</mark>_<mark>target</mark>" in html
+
+
+def test_facts_derived_from_a_purged_source_are_marked_tainted_and_filterable(client, viewer, agent):
+    """Issue 19 item 9: the list, the detail and the agent home mark tainted rows; the filter lists them."""
+    from django.urls import reverse as _reverse
+
+    from memory import engine as _engine
+
+    aid = agent.agent_id
+    source = _engine.store(agent_id=aid, content="rumour from the spam channel", origin="channel:spam").id
+    derived = _engine.store_temporal(
+        agent_id=aid, content="Acme plans a price rise", subject="acme", predicate="plans", object="price rise",
+        derived_from=[source], origin="agent_derived",
+    ).id  # fmt: skip
+    clean = _engine.store(agent_id=aid, content="an ordinary note", origin="user_direct").id
+    base = _reverse("dashboard:memories", args=[aid])
+    login(client, viewer)
+    assert 'data-tainted="true"' not in client.get(base).content.decode()
+
+    _engine.invalidate_by_origin(agent_id=aid, origin="channel:spam")
+
+    listed = client.get(base).content.decode()
+    row = listed[listed.index(f'id="mem-{derived}"') :]
+    assert 'data-tainted="true"' in row[: row.index("</tr>")]
+    tainted = client.get(base + "?status=tainted").content.decode()
+    assert derived in tainted and clean not in tainted and source not in tainted
+    assert "1 tainted row" in tainted
+    detail = client.get(_reverse("dashboard:memory", args=[aid, derived])).content.decode()
+    assert 'data-tainted="true"' in detail
+    home = client.get(_reverse("dashboard:agent", args=[aid])).content.decode()
+    assert 'data-tainted="true"' in home

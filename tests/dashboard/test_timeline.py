@@ -218,7 +218,9 @@ def test_as_of_control_calls_get_at(member, agent, story, at, as_of, expected):
         assert "Nothing was believed for that time." in got
     else:
         assert f'<strong class="mono">{expected}</strong>' in got
-    assert f'value="{at if len(at) == 19 else at + ":00"}"' in html  # the control keeps its value
+    assert (
+        f'value="{at if len(at) == 19 else at + ":00"}Z"' in html
+    )  # the control keeps its value, ISO 8601 UTC
 
 
 def test_datetime_local_values_are_read_as_utc(member, agent, story):
@@ -234,7 +236,7 @@ def test_datetime_local_values_are_read_as_utc(member, agent, story):
 def test_bad_time_is_a_form_error(member, agent, story):
     response = member.get(url(agent.agent_id, f"{KEY}&at=yesterday"))
     assert response.status_code == 200
-    assert "Enter a date and time" in response.content.decode()
+    assert "Enter an ISO 8601 time in UTC" in response.content.decode()
 
 
 @pytest.mark.parametrize("edge", ["9999-12-31T23:00:00-05:00", "0001-01-01T01:00:00%2B05:00"])
@@ -286,3 +288,24 @@ def test_query_count_is_fixed(member, agent, story, django_assert_num_queries):
     with django_assert_num_queries(6):
         response = member.get(url(agent.agent_id))
     assert len(rows(response.content.decode())) == 33
+
+
+def test_time_inputs_are_iso_8601_text_in_utc_and_take_an_offset(member, agent, history):
+    html = member.get(url(agent.agent_id, f"{KEY}&at=2021-01-01T02:00:00%2B02:00")).content.decode()
+    box = re.search(r'<input type="text" id="at"[^>]*>', html).group(0)
+    assert 'value="2021-01-01T00:00:00Z"' in box and "pattern=" in box  # the offset was honoured
+    assert 'type="datetime-local"' not in html
+    assert '<strong class="mono">Lisbon</strong>' in html
+
+
+@pytest.mark.parametrize(
+    "query,why",
+    [
+        ("&at=2010-01-01T00:00:00Z", "No value was true that early: the earliest row became true 2020-01-01"),
+        ("&as_of=2001-01-01T00:00:00Z", "Nothing about this key had been learned yet on 2001-01-01"),
+    ],
+)
+def test_nothing_believed_is_explained(member, agent, history, query, why):
+    html = member.get(url(agent.agent_id, KEY + query)).content.decode()
+    assert "Nothing was believed for that time." in html
+    assert why in html.split('id="why-nothing">', 1)[1]

@@ -268,7 +268,7 @@ def test_expiry_is_passed_to_the_engine(admin, agent):
         ({"scopes": ["root"]}, "scopes", "Select a valid choice."),
         ({"name": ""}, "name", "This field is required."),
         ({"name": "x" * 121}, "name", "at most 120 characters"),
-        ({"expires_at": "tomorrow-ish"}, "expires_at", "Enter a date and time"),
+        ({"expires_at": "tomorrow-ish"}, "expires_at", "Enter an ISO 8601 time in UTC"),
         (
             {"expires_at": "2001-01-01T00:00"},
             "expires_at",

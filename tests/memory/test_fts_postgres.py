@@ -93,7 +93,7 @@ def test_the_stored_document_is_the_function_of_the_row(on_postgres):
     mid = engine.store(agent_id=A, content="我想找李老闆喝茶 c++ & plain", tags=["x"]).id
     with connection.cursor() as cur:
         cur.execute(
-            "SELECT fts_doc::text = memdesk_fts_doc(content, subject, object)::text FROM memories WHERE id = %s",
+            "SELECT fts_doc::text = memdesk_fts_doc(content, subject, predicate, object)::text FROM memories WHERE id = %s",
             [mid],
         )
         assert cur.fetchone()[0] is True

@@ -230,3 +230,14 @@ def test_postgres_search_uses_the_gin_index_on_the_stored_document(on_postgres):
     with connection.cursor() as cur:
         cur.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_fts_doc_gin'")
         assert "gin" in cur.fetchone()[0].lower()
+
+
+def test_search_finds_a_fact_by_its_predicate():
+    """Issue 19 item 8: the document holds the predicate, so "deploy" and "deploy_target" find the fact."""
+    mid = engine.store_temporal(
+        agent_id=A, content="acme-web runs on Cloudflare Workers", subject="acme-web",
+        predicate="deploy_target", object="Cloudflare Workers",
+    ).id  # fmt: skip
+    engine.store(agent_id=A, content="an unrelated note about lunch")
+    for query in ("deploy", "deploy_target", "deploy target"):
+        assert [h.id for h in engine.search(agent_id=A, query=query)] == [mid], query

@@ -13,6 +13,7 @@ is generated, and is printed at the end with the usernames and the URL.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import secrets
@@ -154,29 +155,54 @@ def _at(day: datetime, days: float, minute: int = 0) -> datetime:
     return day - timedelta(days=days) + timedelta(hours=9, minutes=minute)
 
 
+def _record_times(script: d.Script, day: datetime) -> dict[int, datetime]:
+    """When the agent learned each of the script's first facts (record time, SPEC D7), so timelines show two
+    axes: a while after each fact became true, in script order (the divorce is learned before the earlier
+    marriage). Only the leading run of plain facts: from the first note, purge or guarded write on, the engine
+    writes at the real time, so record time never runs backwards."""
+    out: dict[int, datetime] = {}
+    clock = day - timedelta(days=90)
+    latest = timezone.now() - timedelta(minutes=5)
+    for k, step in enumerate(script.steps):
+        if not isinstance(step, d.Fact) or step.protect:
+            break
+        learned = _at(day, step.days, minute=k % 50) + timedelta(hours=2 + k % 7)
+        clock = min(max(clock + timedelta(minutes=1), learned), latest)
+        out[k] = clock
+    return out
+
+
+def _store_fact(
+    agent_id: str, step: d.Fact, day: datetime, k: int, ids: dict[str, str]
+) -> engine.StoreResult:
+    return engine.store_temporal(
+        agent_id=agent_id,
+        content=step.content,
+        subject=step.subject,
+        predicate=step.predicate,
+        object=step.object,
+        valid_from=_at(day, step.days, minute=k % 50),
+        valid_until=_at(day, step.until_days) if step.until_days is not None else None,
+        confidence=step.confidence,
+        origin=step.origin,
+        derived_from=[ids[ref] for ref in step.derived_from],
+        source_event=EVENT_PREFIX + step.ref,
+        session_id=step.session,
+        layer=step.layer,
+        importance=step.importance,
+        tags=step.tags,
+        protect=step.protect,
+        actor=ACTOR,
+    )
+
+
 def _run(agent_id: str, script: d.Script, day: datetime) -> None:
     ids: dict[str, str] = {}
+    learned = _record_times(script, day)
     for k, step in enumerate(script.steps):
         if isinstance(step, d.Fact):
-            result = engine.store_temporal(
-                agent_id=agent_id,
-                content=step.content,
-                subject=step.subject,
-                predicate=step.predicate,
-                object=step.object,
-                valid_from=_at(day, step.days, minute=k % 50),
-                valid_until=_at(day, step.until_days) if step.until_days is not None else None,
-                confidence=step.confidence,
-                origin=step.origin,
-                derived_from=[ids[ref] for ref in step.derived_from],
-                source_event=EVENT_PREFIX + step.ref,
-                session_id=step.session,
-                layer=step.layer,
-                importance=step.importance,
-                tags=step.tags,
-                protect=step.protect,
-                actor=ACTOR,
-            )
+            with engine.recorded_at(learned[k]) if k in learned else contextlib.nullcontext():
+                result = _store_fact(agent_id, step, day, k, ids)
         elif isinstance(step, d.Alias):
             engine.alias_add(agent_id=agent_id, canonical=step.canonical, alias=step.alias, actor=ACTOR)
             continue
