@@ -49,7 +49,8 @@ if str(HERE) not in sys.path:
 
 REPO = HERE.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "retrieval"
-DATASETS = ("lme-oracle", "lme-s", "madial-en", "madial-zh")
+# MADial first: its long dialogue queries are cheap while the shared FTS index is still small.
+DATASETS = ("madial-en", "madial-zh", "lme-oracle", "lme-s")
 K = 10
 MAX_TEXT_BYTES = 60_000  # under the engine's 64 KB content limit; every retriever sees the same cut text
 METRICS = ("r@5", "r@10", "rall@10", "ndcg@10")
@@ -325,7 +326,9 @@ def load_dense(choice: str) -> tuple[Dense | None, str]:
 class EngineSide:
     """Stores a conversation into a fresh agent with ``engine.store``; ranks with ``engine.search``."""
 
-    def __init__(self) -> None:
+    def __init__(self, variants: dict[str, dict[str, float]] | None = None) -> None:
+        """``variants``: name → RetrievalWeights fields changed from the defaults (``engine`` = the defaults)."""
+        self.variants = {"engine": {}} if variants is None else variants
         self.count = 0
         self.store_seconds = 0.0
         self.search_ms: list[float] = []
@@ -350,11 +353,15 @@ class EngineSide:
         self.store_seconds += time.perf_counter() - t0
         return agent, to_doc
 
-    def rank(self, agent: str, to_doc: dict[str, str], query: str, k: int = K) -> list[str]:
+    def rank(
+        self, agent: str, to_doc: dict[str, str], query: str, k: int = K, variant: str = "engine"
+    ) -> list[str]:
         from memory import engine
+        from memory.engine.types import RetrievalWeights
 
+        weights = RetrievalWeights(**self.variants[variant])
         t0 = time.perf_counter()
-        hits = engine.search(agent_id=agent, query=query, limit=k, touch=False)
+        hits = engine.search(agent_id=agent, query=query, limit=k, touch=False, weights=weights)
         self.search_ms.append((time.perf_counter() - t0) * 1000)
         return [to_doc[h.id] for h in hits if h.id in to_doc]
 
@@ -375,7 +382,9 @@ def evaluate(
             if dense_rank:
                 metrics["dense"] = question_metrics(dense_rank(q.query), q.relevant)
             if engine_side:
-                metrics["engine"] = question_metrics(engine_side.rank(agent, to_doc, q.query), q.relevant)
+                for name in engine_side.variants:
+                    ranked = engine_side.rank(agent, to_doc, q.query, variant=name)
+                    metrics[name] = question_metrics(ranked, q.relevant)
             rows.append(
                 {"dataset": dataset, "id": q.id, "type": q.type, "split": q.split, "metrics": metrics}
             )
@@ -394,6 +403,17 @@ def table(summary: dict[str, Any], retrievers: Sequence[str], metric: str = "r@1
     return "\n".join(lines)
 
 
+def parse_variants(specs: list[str]) -> dict[str, dict[str, float]]:
+    """``["sess=w_session:0.5,w_graph:0"]`` → ``{"engine": {}, "sess": {"w_session": 0.5, "w_graph": 0.0}}``."""
+    out: dict[str, dict[str, float]] = {"engine": {}}
+    for spec in specs:
+        name, _, body = spec.partition("=")
+        out[name.strip()] = {
+            k.strip(): float(v) for k, v in (part.split(":", 1) for part in body.split(",") if part.strip())
+        }
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the retrieval data folder (SOURCES.md)")
@@ -402,6 +422,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--per-split", type=int, default=None, help="quick run: at most N questions per split")
     ap.add_argument("--dense", choices=("auto", "minilm", "none"), default="auto")
+    ap.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME=FIELD:VALUE,...",
+        help="also rank with these RetrievalWeights changes (e.g. sess=w_session:0.5); repeatable",
+    )
     ap.add_argument("--out", type=Path, default=REPO / "var" / "bench" / "retrieval_eval.json")
     args = ap.parse_args(argv)
     if not args.data.is_dir():
@@ -413,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         dense, dense_name = load_dense(args.dense)
-        engine_side = EngineSide()
+        engine_side = EngineSide(parse_variants(args.variant))
         rows: list[dict[str, Any]] = []
         skipped: dict[str, Any] = {}
         for dataset in [d.strip() for d in args.datasets.split(",") if d.strip()]:
@@ -426,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{sum(len(c.docs) for c in convs)} turns, {time.perf_counter() - t0:.0f} s",
                 file=sys.stderr,
             )
-        retrievers = ["bm25", *(["dense"] if dense else []), "engine"]
+        retrievers = ["bm25", *(["dense"] if dense else []), *engine_side.variants]
         summary = aggregate(rows, retrievers)
         ms = sorted(engine_side.search_ms)
         report = {
@@ -436,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
                 "bm25": "rank_bm25.BM25Okapi over the engine's text units",
                 "dense": dense_name,
                 "engine": "engine.search(limit=10, touch=False), default RetrievalWeights",
+                "variants": engine_side.variants,
             },
             "skipped": skipped,
             "seconds": round(time.perf_counter() - started, 1),
