@@ -7,7 +7,7 @@ PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 STAMP := $(VENV)/.installed
 
-.PHONY: run serve worker install install-test test test-fast test-pg test-slow test-embeddings bench eval-injection train-injection lint migrate demo browser-deps clean
+.PHONY: run serve worker install install-test test test-fast test-pg test-slow test-embeddings bench eval-injection eval-retrieval train-injection lint migrate demo browser-deps clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -72,6 +72,15 @@ bench: install
 # Injection detector (SPEC P4): leave-one-source-out evaluation on the shared training data (about 30 min on
 # 2 cores), and the deterministic rebuild of the shipped classifier. INJECTION_DATA: the labelled JSON lines.
 INJECTION_DATA ?= ../shared/data/injection/train.jsonl
+
+# Retrieval quality (issue 17): LongMemEval and MADial-Bench stored through engine.store, recall@5/10 and NDCG@10
+# per question type for the engine, BM25 and (with the embeddings extra) dense MiniLM, on a dev and a held-out
+# split. RETRIEVAL_DATA: the data folder (never in the repo); `EVAL_ARGS=--per-split 20` for a quick run.
+RETRIEVAL_DATA ?= ../shared/data/retrieval
+
+eval-retrieval: install
+	@mkdir -p var/bench
+	$(BIN)/python benchmarks/eval_retrieval.py --data $(RETRIEVAL_DATA) --out var/bench/retrieval_eval.json $(EVAL_ARGS)
 
 eval-injection: install
 	@mkdir -p var/bench

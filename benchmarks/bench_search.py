@@ -134,6 +134,59 @@ def measure(*, engine_db: Path, n_label: int, n_rows: int, rounds: int = 20) -> 
     ]
 
 
+SESSION_GOAL_VS_OFF = 1.5
+
+
+def measure_session(
+    *, n_label: int, n_rows: int, w_session: float = 0.5, rounds: int = 10
+) -> list[dict[str, Any]]:
+    """Search p50/p95 with the session-neighbourhood expansion on (``w_session``) vs off, alternating query by
+    query in the same run (issue 17). The corpus's plain memories come in sessions of 16."""
+    from corpus import queries
+
+    from memory import engine
+    from memory.engine.types import RetrievalWeights
+
+    on, off = RetrievalWeights(w_session=w_session), RetrievalWeights(w_session=0.0)
+    qs = queries()
+    times: dict[str, list[float]] = {"on": [], "off": []}
+    for _, q in qs:
+        engine.search(agent_id=AGENT, query=q, limit=LIMIT, weights=on)
+    for _ in range(rounds):
+        for _, q in qs:
+            for name, w in (("on", on), ("off", off)):
+                t0 = time.perf_counter()
+                engine.search(agent_id=AGENT, query=q, limit=LIMIT, weights=w)
+                times[name].append((time.perf_counter() - t0) * 1000)
+    p50_on, p50_off = percentile(times["on"], 50), percentile(times["off"], 50)
+    p95_on, p95_off = percentile(times["on"], 95), percentile(times["off"], 95)
+    goal = f"<= {SESSION_GOAL_VS_OFF}x off"
+    return [
+        result(
+            "search_session_p50",
+            n_label,
+            p50_on,
+            "ms",
+            p50_off,
+            goal,
+            p50_on <= SESSION_GOAL_VS_OFF * p50_off,
+            rows=n_rows,
+            w_session=w_session,
+        ),
+        result(
+            "search_session_p95",
+            n_label,
+            p95_on,
+            "ms",
+            p95_off,
+            goal,
+            p95_on <= SESSION_GOAL_VS_OFF * p95_off,
+            rows=n_rows,
+            w_session=w_session,
+        ),
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     from build import Corpus
     from common import cleanup, machine, setup_django
@@ -146,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rows = Corpus(db).grow_to(args.n)
         out = measure(engine_db=db, n_label=args.n, n_rows=rows, rounds=args.rounds)
+        out += measure_session(n_label=args.n, n_rows=rows)
         json.dump({"machine": machine(), "results": out}, sys.stdout, indent=2)
         print()
     finally:

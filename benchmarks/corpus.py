@@ -152,6 +152,8 @@ def corpus_items(
                         "importance": float(rng.randint(1, 9)),
                         "source_event": f"corpus-{i}",
                         "tags": [zipf_word(rng)] if rng.random() < 0.3 else [],
+                        # conversations of 16 items, so a search hit has neighbouring turns (issue 17)
+                        "session_id": f"corpus-session-{i // 16}",
                     },
                 )
             )

@@ -126,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             print("  search ...", flush=True)
             results += bench_search.measure(engine_db=db, n_label=n, n_rows=rows, rounds=args.rounds)
+            results += bench_search.measure_session(n_label=n, n_rows=rows)
             print("  store_temporal, store_temporal_many ...", flush=True)
             keys = SAMPLE_KEYS.get(n, 5_000)
             sample = store_sample(n=args.sample, n_keys=keys, seed=n)

@@ -161,13 +161,19 @@ def score(
     ppr: float = 0.0,
     cosine: float = 0.0,
     feedback: float = 0.0,
+    session: float = 0.0,
 ) -> float:
     """R2. ``pos`` is the FTS position; None for a graph-only hit (G4), which gets no full-text term.
-    ``feedback`` is the memory's feedback weight (SPEC B9), added as ``w_feedback · feedback``."""
+    ``feedback`` is the memory's feedback weight (SPEC B9), added as ``w_feedback · feedback``; ``session`` the
+    share of a neighbouring hit's full-text term (already weighted by ``w_session``, see ``_session_expand``)."""
     fts = 0.0 if pos is None else w.w_fts / (1 + pos)
     base = w.w_recency * recency(m, at) + w.w_importance * (m.importance / 10.0) + fts
-    base += w.w_graph * ppr + w.w_vec * cosine + w.w_feedback * feedback
+    base += w.w_graph * ppr + w.w_vec * cosine + w.w_feedback * feedback + session
     return base * ((1 - w.w_trust) + w.w_trust * m.origin_trust)
+
+
+# An entry of the ranking: (score, order for ties, FTS position or None, row, graph score, feedback weight).
+Entry = tuple[float, int, int | None, Memory, float, float]
 
 
 def search(
@@ -194,16 +200,19 @@ def search(
     ppr = graph.graph_scores(agent_id=agent_id, query=query, at=at) if w.w_graph > 0 else None
     if ppr is None:  # no triples, no seeds or w_graph = 0: FTS-only, exactly as before the graph (G2)
         fb = feedback_weights([m.id for m in candidates]) if w.w_feedback else {}
-        scored = sorted(
-            ((score(m, pos, at, w, feedback=fb.get(m.id, 0.0)), pos, m) for pos, m in enumerate(candidates)),
-            key=lambda t: (-t[0], t[1]),
-        )[:limit]
-        hits = [
-            SearchHit.from_model(m, score=s, fts_position=pos, feedback=fb.get(m.id, 0.0))
-            for s, pos, m in scored
+        entries: list[Entry] = [
+            (score(m, pos, at, w, feedback=fb.get(m.id, 0.0)), pos, pos, m, 0.0, fb.get(m.id, 0.0))
+            for pos, m in enumerate(candidates)
         ]
+        entries.sort(key=lambda t: (-t[0], t[1]))
     else:
-        hits = _fuse(agent_id, candidates, ppr, at, w, limit, layer, tag_list)
+        entries = _fuse(agent_id, candidates, ppr, at, w, layer, tag_list)
+    if w.w_session > 0 and entries:
+        entries = _session_expand(agent_id, entries, at, w, limit, layer, tag_list)
+    hits = [
+        SearchHit.from_model(m, score=s, fts_position=pos, feedback=fb_m)
+        for s, _, pos, m, _, fb_m in entries[:limit]
+    ]
     if touch and hits:
         _touch(agent_id, [h.id for h in hits], at)
     return hits
@@ -215,10 +224,9 @@ def _fuse(
     ppr: graph.GraphScores,
     at: datetime,
     w: RetrievalWeights,
-    limit: int,
     layer: str | None,
     tags: list[str],
-) -> list[SearchHit]:
+) -> list[Entry]:
     """G4: candidates get ``+ w_graph·ppr``; up to 3 memories of the PPR top 5 that FTS missed join them."""
     seen = {m.id for m in candidates}
     missed = [mid for mid in ppr.top if mid not in seen]
@@ -243,8 +251,15 @@ def _fuse(
     ids = [m.id for m in (*candidates, *extra)]
     graph_score = dict(zip(ids, ppr.get_many(ids), strict=True))  # one lookup for every candidate
     fb = feedback_weights(ids) if w.w_feedback else {}
-    entries: list[tuple[float, int, int | None, Memory]] = [
-        (score(m, pos, at, w, ppr=graph_score[m.id], feedback=fb.get(m.id, 0.0)), pos, pos, m)
+    entries: list[Entry] = [
+        (
+            score(m, pos, at, w, ppr=graph_score[m.id], feedback=fb.get(m.id, 0.0)),
+            pos,
+            pos,
+            m,
+            graph_score[m.id],
+            fb.get(m.id, 0.0),
+        )
         for pos, m in enumerate(candidates)
     ]
     entries += [
@@ -253,14 +268,80 @@ def _fuse(
             len(candidates) + k,
             None,
             m,
+            graph_score[m.id],
+            fb.get(m.id, 0.0),
         )
         for k, m in enumerate(extra)
     ]
     entries.sort(key=lambda t: (-t[0], t[1]))
-    return [
-        SearchHit.from_model(m, score=s, fts_position=pos, feedback=fb.get(m.id, 0.0))
-        for s, _, pos, m in entries[:limit]
+    return entries
+
+
+def _session_expand(
+    agent_id: str,
+    entries: list[Entry],
+    at: datetime,
+    w: RetrievalWeights,
+    limit: int,
+    layer: str | None,
+    tags: list[str],
+) -> list[Entry]:
+    """Session neighbourhood (issue 17): the current rows written just before and just after each of the top
+    ``limit`` hits in the same session (a conversation's surrounding turns, where the answer to a question often
+    sits next to the turn that matched its words) get ``w_session`` × that hit's full-text term, the best one
+    if several hits border them. Rows already ranked gain it on top of their score; the others join the ranking
+    with their R2 priors plus it (no full-text term of their own). Two index seeks per hit, in one statement."""
+    top = [e for e in entries[:limit] if e[3].session_id and e[2] is not None]
+    if not top:
+        return entries
+    parts: list[str] = []
+    params: list[Any] = []
+    cur_sql = current_sql()
+    for e in top:
+        m = e[3]
+        for op, order in (("<", "DESC"), (">", "ASC")):
+            parts.append(
+                f"SELECT * FROM (SELECT m.id, CAST(%s AS TEXT) AS hit FROM memories m WHERE m.agent_id = %s AND m.session_id = %s"
+                f" AND m.id {op} %s AND {cur_sql} ORDER BY m.id {order} LIMIT 1) AS n{len(parts)}"
+            )
+            params += [m.id, agent_id, m.session_id, m.id, at, at]
+    with connection.cursor() as cur:
+        cur.execute(" UNION ALL ".join(parts), params)
+        pairs = cur.fetchall()
+    fts_of = {e[3].id: w.w_fts / (1 + e[2]) for e in top if e[2] is not None}
+    bonus: dict[str, float] = {}
+    for nid, hit in pairs:
+        bonus[nid] = max(bonus.get(nid, 0.0), w.w_session * fts_of[hit])
+    ranked = {e[3].id for e in entries}
+    new_ids = [i for i in bonus if i not in ranked]
+    out = [
+        (score(m, pos, at, w, ppr=ppr, feedback=fb, session=bonus[m.id]), order, pos, m, ppr, fb)
+        if m.id in bonus
+        else (s, order, pos, m, ppr, fb)
+        for s, order, pos, m, ppr, fb in entries
     ]
+    if new_ids:
+        marks = ", ".join(["%s"] * len(new_ids))
+        rows = {
+            m.id: m
+            for m in Memory.objects.raw(f"SELECT {ROW_SQL} FROM memories m WHERE m.id IN ({marks})", new_ids)
+        }
+        fbs = feedback_weights(new_ids) if w.w_feedback else {}
+        base = len(entries)
+        for k, nid in enumerate(new_ids):
+            row = rows.get(nid)
+            if (
+                row is None
+                or (layer and row.layer != layer)
+                or (tags and not set(tags) <= set(row.tags or []))
+            ):
+                continue
+            fb = fbs.get(nid, 0.0)
+            out.append(
+                (score(row, None, at, w, feedback=fb, session=bonus[nid]), base + k, None, row, 0.0, fb)
+            )
+    out.sort(key=lambda t: (-t[0], t[1]))
+    return out
 
 
 @c.write_transaction

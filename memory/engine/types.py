@@ -191,6 +191,11 @@ class RetrievalWeights:
     w_vec: float = 0.15
     w_trust: float = 0.10
     w_feedback: float = 0.20  # × the memory's feedback weight in [−1, 1] (SPEC B9)
+    # Session neighbourhood (issue 17): the turns written just before and after a top hit in the same session
+    # get this fraction of the hit's full-text term (0: off, exactly the ranking without it). Off by default:
+    # with today's search terms, no value of 0.25, 0.5, 1, 2 raised recall@10 on the dev split of LongMemEval
+    # (benchmarks/eval_retrieval.py; 0.5: .906 vs .910 off, oracle and S together).
+    w_session: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,8 @@ class Memory(models.Model):
             models.Index(fields=["agent_id", "subject", "predicate", "valid_from"], name="idx_mem_key_from"),
             models.Index(fields=["agent_id", "timestamp"], name="idx_mem_agent_ts"),
             models.Index(fields=["agent_id", "origin"], name="idx_mem_agent_origin"),
+            # a search hit's neighbouring turns in its session (issue 17, retrieval._session_expand)
+            models.Index(fields=["agent_id", "session_id", "id"], name="idx_mem_agent_session"),
         ]
         constraints = [
             # SPEC M2: at most one open, believed (not quarantined, not retracted) row per key.
