@@ -43,6 +43,9 @@ MAX_CLAIM_SECS = 3600
 UNDO_SECS = 30  # the decider may undo a decision this long after making it
 
 
+MIXED = "mixed"  # an undo snapshot's verdict after a per-fact decision: each write's own is in "verdicts"
+
+
 def open_request(
     *,
     agent_id: str,
@@ -227,56 +230,123 @@ def held_plain(request: ApprovalRequest) -> list[str]:
 
 
 def _apply_verdict(
-    request: ApprovalRequest, *, approve: bool, t: datetime, event: str, undoable: bool = False
+    request: ApprovalRequest,
+    *,
+    approve: bool,
+    t: datetime,
+    event: str,
+    undoable: bool = False,
+    only: set[str] | None = None,
 ) -> dict[str, int]:
+    """Apply the decision to the batch's writes and plain memories. ``only`` (a per-fact decision): approve
+    the facts whose memory ids it names and reject every other one of the batch (a write the reviewer was not
+    shown, such as a reaffirmation of another row, is rejected too: only what was ticked is released)."""
     writes = _request_writes(request)
     plain = held_plain(request)
     keys = sorted({(w.subject, w.predicate) for w in writes})
     for subject, predicate in keys:
         c.lock_key(request.agent_id, subject, predicate)
+    if only is None:
+        yes_writes, no_writes = (writes, []) if approve else ([], writes)
+        yes_plain, no_plain = (plain, []) if approve else ([], plain)
+    else:
+        yes_writes = [w for w in writes if w.memory_id in only]
+        no_writes = [w for w in writes if w.memory_id not in only]
+        yes_plain = [i for i in plain if i in only]
+        no_plain = [i for i in plain if i not in only]
     if undoable:
         snapshot = _snapshot(writes, [w.memory_id for w in writes if not w.is_reaffirm] + plain)
         snapshot["plain"] = plain
-        snapshot["verdict"] = FactWrite.STATE_BELIEVED if approve else FactWrite.STATE_RETRACTED
+        if only is None:
+            snapshot["verdict"] = FactWrite.STATE_BELIEVED if approve else FactWrite.STATE_RETRACTED
+        else:  # per fact: what each write and plain memory became, so an undo restores exactly those
+            snapshot["verdict"] = MIXED
+            snapshot["verdicts"] = {
+                **{str(w.id): FactWrite.STATE_BELIEVED for w in yes_writes},
+                **{str(w.id): FactWrite.STATE_RETRACTED for w in no_writes},
+            }
+            snapshot["plain_approved"] = yes_plain
         ApprovalRequest.objects.filter(id=request.id).update(undo_state=snapshot)
         request.undo_state = snapshot
-    if plain and approve:
-        Memory.objects.filter(id__in=plain).update(quarantined=False)
-    elif plain:
-        Memory.objects.filter(id__in=plain).update(
+    if yes_plain:
+        Memory.objects.filter(id__in=yes_plain).update(quarantined=False)
+    if no_plain:
+        Memory.objects.filter(id__in=no_plain).update(
             quarantined=False,
             invalidated_by_event=event or "quarantine_reject",
             invalidated_at=t,
             origin_trust=REJECT_TRUST,
         )
-    ids = [w.id for w in writes]
-    if approve:
-        FactWrite.objects.filter(id__in=ids).update(
+    if yes_writes:
+        FactWrite.objects.filter(id__in=[w.id for w in yes_writes]).update(
             state=FactWrite.STATE_BELIEVED, believed_from=t, believed_until=None
         )
-    else:
-        FactWrite.objects.filter(id__in=ids).update(
+    if no_writes:
+        FactWrite.objects.filter(id__in=[w.id for w in no_writes]).update(
             state=FactWrite.STATE_RETRACTED, origin_trust=REJECT_TRUST
         )
     for subject, predicate in keys:
         rederive_key(request.agent_id, subject, predicate, at=t, retract_event=event or None)
-    rows = [w.memory_id for w in writes if not w.is_reaffirm]
-    if not approve and rows:
-        Memory.objects.filter(id__in=rows).update(origin_trust=REJECT_TRUST)
+    rejected_rows = [w.memory_id for w in no_writes if not w.is_reaffirm]
+    if rejected_rows:
+        Memory.objects.filter(id__in=rejected_rows).update(origin_trust=REJECT_TRUST)
     if keys:
         c.bump_generation(request.agent_id)
-    return {"writes": len(ids), "rows": len(rows) + len(plain)}
+    rows = [w.memory_id for w in writes if not w.is_reaffirm]
+    return {"writes": len(writes), "rows": len(rows) + len(plain)}
+
+
+def _chosen_facts(request_id: Any, memory_ids: Any) -> set[str] | None:
+    """The facts a per-fact approval releases, checked against the batch: a non-empty list of the batch's own
+    memory ids (None when it names every fact: a whole approval)."""
+    if memory_ids is None:
+        return None
+    if isinstance(memory_ids, str | bytes) or not isinstance(memory_ids, list | tuple):
+        raise InvalidArgument("memory_ids must be a list of the batch's memory ids", field="memory_ids")
+    if not memory_ids:
+        raise InvalidArgument(
+            "approve at least one fact of the batch, or reject the whole batch", field="memory_ids"
+        )
+    request = (
+        ApprovalRequest.objects.filter(
+            id=request_id_of(request_id), action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE
+        )
+        .only("payload")
+        .first()
+    )
+    if request is None:
+        raise NotFound("no such approval request", field="request_id")
+    payload = request.payload or {}
+    batch = {i for i in [*payload.get("ids", []), *payload.get("plain_ids", [])] if isinstance(i, str)}
+    if len(memory_ids) > len(batch) or not all(isinstance(i, str) and i in batch for i in memory_ids):
+        raise InvalidArgument("memory_ids names a fact that is not in this batch", field="memory_ids")
+    chosen = set(memory_ids)
+    return None if chosen == batch else chosen
 
 
 def _decide(
-    request_id: Any, *, status: str, actor: str, reason: str, approve: bool, event: str
+    request_id: Any,
+    *,
+    status: str,
+    actor: str,
+    reason: str,
+    approve: bool,
+    event: str,
+    only: set[str] | None = None,
 ) -> ApprovalRequest:
     actor = c.check_actor(actor)
     t = c.now()
     request = _win(request_id, status, actor, reason, t)
     counts = _apply_verdict(
-        request, approve=approve, t=t, event=event, undoable=request.undo_until is not None
+        request, approve=approve, t=t, event=event, undoable=request.undo_until is not None, only=only
     )
+    split: dict[str, Any] = {}
+    if only is not None:
+        batch = [*request.payload.get("ids", []), *request.payload.get("plain_ids", [])]
+        split = {
+            "approved_ids": [i for i in batch if i in only],
+            "rejected_ids": [i for i in batch if i not in only],
+        }
     c.audit(
         agent_id=request.agent_id,
         actor=actor,
@@ -289,25 +359,35 @@ def _decide(
         ids=request.payload.get("ids", []),
         writes=counts["writes"],
         rows=counts["rows"],
+        **split,
     )
     emit(
         "knowledge.decided",
         request.agent_id,
-        {"request_id": request.id, "status": status, "actor": actor, "reason": reason},
+        {"request_id": request.id, "status": status, "actor": actor, "reason": reason, **split},
     )
     return request
 
 
 @c.write_transaction
-def quarantine_approve(request_id: Any, actor: str, reason: str) -> ApprovalRequest:
-    """Release the batch: its writes are applied through the timeline rules as if written then."""
+def quarantine_approve(
+    request_id: Any, actor: str, reason: str, memory_ids: list[str] | None = None
+) -> ApprovalRequest:
+    """Release the batch: its writes are applied through the timeline rules as if written then.
+
+    ``memory_ids`` (a per-fact decision, "approve 4 of 6"): only those facts of the batch are released and
+    the others rejected as by ``quarantine_reject``, in the same decision: one audit entry
+    (``approved_ids``/``rejected_ids``), one undo that restores both."""
+    reason = check_reason(reason)
+    only = _chosen_facts(request_id, memory_ids)
     return _decide(
         request_id,
         status=ApprovalRequest.APPROVED,
         actor=actor,
-        reason=check_reason(reason),
+        reason=reason,
         approve=True,
-        event="",
+        event="quarantine_reject" if only is not None else "",
+        only=only,
     )
 
 
