@@ -153,6 +153,11 @@ class QueueCard:
         """A decision that may be taken back by a new one (a kind with ``revertable`` says which)."""
         return False
 
+    @functools.cached_property
+    def reason_optional(self) -> bool:
+        """Approving it needs no reason (a kind whose ``default_reason`` gives one says which items)."""
+        return False
+
 
 def held_by_other(item: Any, *, actor: str, now: datetime) -> bool:
     """``item`` is under another person's live claim."""
@@ -218,6 +223,9 @@ class QueueKind(ABC):
     # ``approve_edited`` gets. Revert (review:<name>_revert): a decided item taken back by a new decision
     edit_form: ClassVar[type[forms.Form] | None] = None
     revertable: ClassVar[bool] = False
+    # per-part decisions: an approval may name the parts of an item it approves (the POST's ``facts``, with
+    # ``per_fact`` set by the form that shows the boxes); the others are rejected (``approve_parts``)
+    per_fact: ClassVar[bool] = False
     expiry_decides: ClassVar[bool] = True  # False: past its time limit an item only shows as overdue
     page_size: ClassVar[int] = 20
     claim_secs: ClassVar[int]
@@ -279,6 +287,14 @@ class QueueKind(ABC):
     @abstractmethod
     def decide(self, item: Any, *, decision: str, actor: str, reason: str) -> Any: ...
 
+    def approve_parts(self, item: Any, *, actor: str, reason: str, parts: list[str]) -> Any:
+        """Approve the named parts of ``item`` and reject the rest, as one decision (kinds with ``per_fact``)."""
+        raise Http404(f"A {self.noun} is decided whole.")
+
+    def default_reason(self, item: Any, decision: str, parts: list[str] | None = None) -> str:
+        """The reason a ``decision`` takes when the reviewer picks none ("": a reason is required)."""
+        return ""
+
     def approve_edited(self, item: Any, *, actor: str, reason: str, edited: dict[str, Any]) -> Any:
         """Approve an edited version of ``item`` (kinds with an ``edit_form``)."""
         raise Http404(f"A {self.noun} cannot be edited.")
@@ -303,7 +319,7 @@ class QueueKind(ABC):
     # words -------------------------------------------------------------------------------------------------------
 
     @abstractmethod
-    def decided_note(self, item: Any, decision: str) -> str: ...
+    def decided_note(self, item: Any, decision: str, parts: list[str] | None = None) -> str: ...
 
     @abstractmethod
     def undone_note(self, item: Any) -> str: ...
@@ -528,7 +544,14 @@ def decide(
     a toast and the undo offer. A plain POST is redirected to the decided card, or gets the card with the error
     and the same status.
     """
-    form = DecisionForm(kind.reasons(decision), request.POST)
+    data = request.POST
+    parts = (
+        data.getlist("facts") if kind.per_fact and decision == "approve" and data.get("per_fact") else None
+    )
+    if not data.get("reason") and (default := kind.default_reason(item, decision, parts)):
+        data = data.copy()
+        data["reason"] = default
+    form = DecisionForm(kind.reasons(decision), data)
     status, error, note = 200, "", ""
     events: dict[str, Any] = {}
     item_id = item.id
@@ -536,14 +559,23 @@ def decide(
         status, error = 422, "A reason is required." if "reason" in form.errors else "Check the reason."
     else:
         try:
-            item = kind.decide(item, decision=decision, actor=actor_of(request), reason=form.reason_text())
+            if parts is not None:
+                item = kind.approve_parts(
+                    item, actor=actor_of(request), reason=form.reason_text(), parts=parts
+                )
+            else:
+                item = kind.decide(
+                    item, decision=decision, actor=actor_of(request), reason=form.reason_text()
+                )
         except engine.EngineError as exc:
             status, error = refusal(exc)
             if exc.code == "invalid_argument" and exc.field == "reason":
                 form.add_error("note", exc.message)
+            elif exc.code == "invalid_argument" and exc.field == "memory_ids":
+                status, error = 422, f"Check the facts: {exc.message}."
             item = kind.item(access.agent.agent_id, item_id) or item
         else:
-            note = kind.decided_note(item, decision)
+            note = kind.decided_note(item, decision, parts)
             events = undo_events(kind, access, item, note, decision)
     return item_reply(
         request,

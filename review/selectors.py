@@ -74,10 +74,12 @@ def approval_requests(
     q: str = "",
     expiring_hours: int | None = None,
     now: datetime | None = None,
+    sort: str = "expiry",
 ) -> QuerySet[ApprovalRequest]:
     """The agent's batches. ``pending``: soonest expiry first; ``decided``: latest decision first; ``all``:
     pending ones (soonest expiry first) then decided ones (latest first). ``q`` is a case-insensitive
-    substring of the subject; ``expiring_hours`` keeps pending batches whose TTL ends within that many hours."""
+    substring of the subject; ``expiring_hours`` keeps pending batches whose TTL ends within that many hours.
+    ``sort="origin"`` groups each of those by origin first (``sorted_requests`` sorts by size or impact)."""
     qs = ApprovalRequest.objects.filter(agent_id=agent_id, action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE)
     if status == "pending":
         qs = qs.filter(status=ApprovalRequest.PENDING)
@@ -95,10 +97,34 @@ def approval_requests(
     if batch is not None:
         qs = qs.filter(id=batch)
     is_pending = Q(status=ApprovalRequest.PENDING)
+    first = ("decided", "origin") if sort == "origin" else ("decided",)
     return qs.annotate(
         decided=Case(When(is_pending, then=Value(0)), default=Value(1), output_field=IntegerField()),
         due=Case(When(is_pending, then=F("expires_at")), default=None),
-    ).order_by("decided", F("due").asc(nulls_last=True), F("decided_at").desc(nulls_last=True), "id")
+    ).order_by(*first, F("due").asc(nulls_last=True), F("decided_at").desc(nulls_last=True), "id")
+
+
+SORTED_MAX = 1000  # sorting by size or impact reads this many batches at most (the rest follow by expiry)
+
+
+def sorted_requests(
+    agent_id: str, qs: QuerySet[ApprovalRequest], *, sort: str, now: datetime
+) -> list[ApprovalRequest]:
+    """``qs`` (in expiry order) sorted by ``size`` (most facts first) or ``impact`` (most current facts that
+    approving would supersede first, then size), pending before decided: three queries whatever the count
+    (the batches, their rows, the believed rows they would change)."""
+    reqs = list(qs[:SORTED_MAX])
+    rest = list(qs[SORTED_MAX:]) if len(reqs) == SORTED_MAX else []
+    impact: dict[int, int] = {}
+    if sort == "impact":
+        pending = [r for r in reqs if r.status == ApprovalRequest.PENDING]
+        impact = {c.id: c.effects["supersede"] for c in batch_cards(agent_id, pending, now=now)}
+
+    def key(r: ApprovalRequest) -> tuple[int, int, int]:
+        size = len((r.payload or {}).get("ids", []))
+        return (r.status != ApprovalRequest.PENDING, -impact.get(r.id, 0), -size)
+
+    return sorted(reqs, key=key) + rest  # a stable sort: ties keep the expiry order
 
 
 def filtered_requests(
@@ -114,6 +140,7 @@ def filtered_requests(
         expiring_hours=filters.get("expiring"),
         batch=filters.get("batch"),
         now=now,
+        sort=filters.get("sort") or "expiry",
     )
 
 
@@ -161,6 +188,11 @@ class BatchCard(QueueCard):
     @property
     def request(self) -> ApprovalRequest:
         return self.item
+
+    @property
+    def reason_optional(self) -> bool:
+        """Approving supersedes no current fact, so it needs no reason (``QuarantineDesk.default_reason``)."""
+        return self.decidable and not self.effects["supersede"]
 
     @property
     def effects(self) -> dict[str, int]:

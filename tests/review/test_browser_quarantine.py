@@ -260,6 +260,8 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
 
             # The payload is text on the memory page too, and on the audit log
             reject_card = page.locator(f"#batch-{to_reject}")
+            reject_card.locator(".queue-line").click()  # the compact list opens one batch at a time
+            expect(reject_card).to_have_class(re.compile(r"\bis-open\b"))
             reject_card.locator(".fact-content", has_text=XSS).click()
             expect(page.locator("#memory-content")).to_have_text(XSS)
             page.goto(harness.base + f"/agents/{agent}/audit/?action=quarantine_denied")
@@ -308,6 +310,7 @@ def test_bulk_reject_over_a_filter_leaves_another_reviewers_claim_alone(server):
             second.on("pageerror", lambda exc: errors.append(str(exc)))
             sign_in(second, harness, info["second_username"], info["password"])
             second.goto(harness.base + f"/agents/{agent}/quarantine/")
+            second.locator(f"#batch-{b} .queue-line").click()  # opens it in the compact list
             second.locator(f"#batch-{b} .claim-form button").click()
             expect(second.locator(f"#batch-{b} .claim-badge")).to_contain_text("Claimed by you")
             ria.close()

@@ -527,7 +527,7 @@ def test_plain_post_redirects_to_the_decided_batch(desk, agent, world):
     assert card_ids(page) == [batch.id] and "Rejected: 5 facts about “alice” retracted." in page  # toast
     # and without HTMX a missing reason is the page with the error, 422
     other = make_burst(agent.agent_id, "bob", origin="channel:other")
-    response = desk.post(approve_url(agent.agent_id, other.id), {"reason": ""})
+    response = desk.post(reject_url(agent.agent_id, other.id), {"reason": ""})
     assert response.status_code == 422 and "A reason is required." in response.content.decode()
 
 

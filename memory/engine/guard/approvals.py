@@ -342,7 +342,7 @@ def _decide(
     )
     split: dict[str, Any] = {}
     if only is not None:
-        batch = [*request.payload.get("ids", []), *request.payload.get("plain_ids", [])]
+        batch = list(dict.fromkeys([*request.payload.get("ids", []), *request.payload.get("plain_ids", [])]))
         split = {
             "approved_ids": [i for i in batch if i in only],
             "rejected_ids": [i for i in batch if i not in only],

@@ -1,0 +1,191 @@
+"""The desk at volume (issue 19 item 1–2): one line per batch (origin, subject, facts, would-supersede count,
+TTL) opening a detail pane, sorting in the URL (expiry, size, impact, origin), per-fact decisions inside a
+batch, and approvals that need no reason unless they would supersede current facts."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.utils import timezone
+
+from memory import engine
+from memory.models import ApprovalRequest, AuditEvent, FactWrite, Memory
+from tests.conftest import login, make_burst
+from tests.review.test_quarantine import HTMX, SPAM, approve_url, card, card_ids, status_of, url
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("guard_defaults")]
+# the world fixture of the desk tests: a batch about alice whose approval supersedes Lisbon
+from tests.review.test_quarantine import world  # noqa: E402,F401
+
+
+@pytest.fixture
+def desk(client, reviewer):
+    return login(client, reviewer)
+
+
+def line(html: str, request_id: int) -> str:
+    match = re.search(r'<header class="queue-head queue-line".*?</header>', card(html, request_id), re.S)
+    assert match, f"no line for batch {request_id}"
+    return match.group(0)
+
+
+def facts(n: int, subject: str) -> list[tuple[str, str, str]]:
+    return [(f"claim_{k}", f"v{k}", f"{subject} claim {k}") for k in range(n)]
+
+
+# --- the compact list --------------------------------------------------------------------------------------
+
+
+def test_each_batch_is_one_line_and_only_the_first_opens_its_detail(desk, agent, world):
+    other = make_burst(agent.agent_id, "bob", origin="channel:other", facts=facts(7, "bob"))
+    html = desk.get(url(agent.agent_id)).content.decode()
+    first = line(html, world["batch"].id)
+    assert ">alice<" in first and f">{SPAM}<" in first and "5 facts" in first
+    assert 'data-supersede="1"' in first and "supersedes 1" in first and 'role="timer"' in first
+    second = line(html, other.id)
+    assert "7 facts" in second and "supersedes none" in second
+    # the line links to the batch alone (the pane without JavaScript); only the first card starts open
+    assert f'href="{url(agent.agent_id)}?status=all&amp;batch={other.id}"' in second
+    assert re.search(rf'<article id="batch-{world["batch"].id}" class="card queue-card is-open', html)
+    assert re.search(rf'<article id="batch-{other.id}" class="card queue-card (?!is-open)', html)
+    assert 'id="desk" class="compact"' in html
+
+
+@pytest.mark.parametrize(
+    ("sort", "expected"),
+    [("expiry", ["old", "mid", "new"]), ("size", ["new", "mid", "old"]), ("origin", ["mid", "new", "old"])],
+)
+def test_sorting_lives_in_the_url(desk, agent, sort, expected):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    made = {
+        "old": make_burst(agent.agent_id, "old", origin="channel:z", start=now - timedelta(hours=9)),
+        "mid": make_burst(
+            agent.agent_id, "mid", origin="channel:a", facts=facts(6, "mid"), start=now - timedelta(hours=5)
+        ),
+        "new": make_burst(agent.agent_id, "new", origin="channel:m", facts=facts(8, "new")),
+    }
+    html = desk.get(url(agent.agent_id) + f"?sort={sort}").content.decode()
+    assert card_ids(html) == [made[k].id for k in expected]
+    assert f'<option value="{sort}" selected>' in html
+
+
+def test_sorting_by_impact_puts_what_supersedes_most_first(desk, agent, world):
+    big = make_burst(agent.agent_id, "bob", origin="channel:other", facts=facts(9, "bob"))
+    html = desk.get(url(agent.agent_id) + "?sort=impact").content.decode()
+    assert card_ids(html) == [world["batch"].id, big.id]  # supersedes 1 beats 9 new facts
+    assert card_ids(desk.get(url(agent.agent_id) + "?sort=size").content.decode()) == [
+        big.id,
+        world["batch"].id,
+    ]
+    # an unknown sort falls back to expiry order without an error
+    assert desk.get(url(agent.agent_id) + "?sort=%3Cx%3E").status_code == 200
+
+
+def test_query_count_stays_constant_when_sorting_by_impact(desk, agent, world, django_assert_num_queries):
+    make_burst(agent.agent_id, "bob", origin="channel:other")
+    with django_assert_num_queries(10):
+        desk.get(url(agent.agent_id) + "?sort=impact")
+    for i in range(4):
+        make_burst(agent.agent_id, f"carol-{i}", origin=f"channel:c{i}")
+    with django_assert_num_queries(10):
+        response = desk.get(url(agent.agent_id) + "?sort=impact")
+    assert len(card_ids(response.content.decode())) == 6
+
+
+# --- per-fact decisions ------------------------------------------------------------------------------------
+
+
+def test_each_fact_has_a_box_tied_to_the_approve_form(desk, agent, world):
+    c = card(desk.get(url(agent.agent_id)).content.decode(), world["batch"].id)
+    boxes = re.findall(
+        r'<input type="checkbox" class="fact-pick" name="facts" value="([^"]+)" form="([^"]+)" checked', c
+    )
+    assert sorted(v for v, _ in boxes) == sorted(world["ids"])
+    assert {f for _, f in boxes} == {f"approve-form-{world['batch'].id}"}
+    assert f'id="approve-form-{world["batch"].id}"' in c and 'name="per_fact" value="1"' in c
+
+
+def test_approving_some_facts_releases_those_and_rejects_the_rest(desk, agent, world):
+    batch, rows = world["batch"], world["rows"]
+    keep = [rows["manager"], rows["salary"], rows["password_hint"], rows["works_at"]]
+    response = desk.post(
+        approve_url(agent.agent_id, batch.id),
+        {"per_fact": "1", "facts": keep, "reason": "verified"},
+        headers=HTMX,
+    )
+    assert response.status_code == 200
+    assert "Approved 4 of 5 facts about “alice”: released to the agent; the other 1 rejected." in (
+        response.content.decode()
+    )
+    assert status_of(batch.id) == "approved"
+    states = dict(FactWrite.objects.filter(memory_id__in=world["ids"]).values_list("memory_id", "state"))
+    assert states[rows["lives_in"]] == "retracted" and {states[i] for i in keep} == {"believed"}
+    # Lisbon is still what the agent believes: the superseding fact was the one left out
+    now = engine.get_at(agent_id=agent.agent_id, subject="alice", predicate="lives_in", at=timezone.now())
+    assert now is not None and now.object == "Lisbon"
+    (event,) = AuditEvent.objects.filter(action="quarantine_approved")
+    assert event.details["rejected_ids"] == [rows["lives_in"]]
+
+
+def test_leaving_every_box_empty_is_refused_and_nothing_is_written(desk, agent, world):
+    batch = world["batch"]
+    response = desk.post(
+        approve_url(agent.agent_id, batch.id), {"per_fact": "1", "reason": "verified"}, headers=HTMX
+    )
+    assert response.status_code == 422
+    assert "approve at least one fact of the batch, or reject the whole batch" in response.content.decode()
+    assert status_of(batch.id) == "pending"
+    assert (
+        not AuditEvent.objects.filter(action__startswith="quarantine_")
+        .exclude(action="knowledge_quarantined")
+        .exists()
+    )
+
+
+def test_a_fact_of_another_batch_is_refused(desk, agent, world):
+    other = make_burst(agent.agent_id, "bob", origin="channel:other")
+    response = desk.post(
+        approve_url(agent.agent_id, world["batch"].id),
+        {"per_fact": "1", "facts": [other.payload["ids"][0]], "reason": "verified"},
+        headers=HTMX,
+    )
+    assert response.status_code == 422 and "not in this batch" in response.content.decode()
+    assert status_of(world["batch"].id) == "pending" and status_of(other.id) == "pending"
+
+
+# --- one key per decision: no reason unless it supersedes -----------------------------------------------
+
+
+def test_an_approval_that_supersedes_nothing_needs_no_reason(desk, agent):
+    batch = make_burst(agent.agent_id, "bob", origin="channel:other")
+    c = card(desk.get(url(agent.agent_id)).content.decode(), batch.id)
+    assert (
+        "(optional: it supersedes nothing)" in c
+        and f'id="approve-form-{batch.id}" data-swap-errors data-quick' in c
+    )
+    response = desk.post(approve_url(agent.agent_id, batch.id), {}, headers=HTMX)
+    assert response.status_code == 200
+    batch.refresh_from_db()
+    assert batch.status == "approved" and batch.decision_reason == "verified"
+
+
+def test_an_approval_that_supersedes_needs_a_reason_unless_that_fact_is_left_out(desk, agent, world):
+    batch, rows = world["batch"], world["rows"]
+    c = card(desk.get(url(agent.agent_id)).content.decode(), batch.id)
+    assert "data-quick" not in c and '<select name="reason" id="approve-reason-' in c
+    response = desk.post(
+        approve_url(agent.agent_id, batch.id), {"per_fact": "1", "facts": world["ids"]}, headers=HTMX
+    )
+    assert response.status_code == 422 and status_of(batch.id) == "pending"
+    without = [i for i in world["ids"] if i != rows["lives_in"]]
+    response = desk.post(
+        approve_url(agent.agent_id, batch.id), {"per_fact": "1", "facts": without}, headers=HTMX
+    )
+    assert response.status_code == 200
+    assert ApprovalRequest.objects.get(id=batch.id).decision_reason == "verified"
+    assert Memory.objects.get(id=rows["lives_in"]).invalidated_by_event == "quarantine_reject"
