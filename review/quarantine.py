@@ -52,6 +52,7 @@ class QuarantineDesk(QueueKind):
     high_impact_text = "that would supersede current facts"
 
     per_fact = True
+    can_take_over = True
 
     def items(self, agent_id: str, filters: dict[str, Any], *, now: datetime) -> Any:
         qs = selectors.filtered_requests(agent_id, filters, status=filters["status"], now=now)
@@ -120,6 +121,9 @@ class QuarantineDesk(QueueKind):
 
     def claim(self, item: ApprovalRequest, *, actor: str) -> ApprovalRequest:
         return engine.quarantine_claim(request_id=item.id, actor=actor)
+
+    def take_over(self, item: ApprovalRequest, *, actor: str) -> ApprovalRequest:
+        return engine.quarantine_claim(request_id=item.id, actor=actor, take_over=True)
 
     def release(self, item: ApprovalRequest, *, actor: str) -> ApprovalRequest:
         return engine.quarantine_release(request_id=item.id, actor=actor)

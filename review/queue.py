@@ -23,6 +23,7 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
@@ -226,6 +227,8 @@ class QueueKind(ABC):
     # per-part decisions: an approval may name the parts of an item it approves (the POST's ``facts``, with
     # ``per_fact`` set by the form that shows the boxes); the others are rejected (``approve_parts``)
     per_fact: ClassVar[bool] = False
+    # an admin may take over another reviewer's live claim (``take_over``; the claim view checks the role)
+    can_take_over: ClassVar[bool] = False
     expiry_decides: ClassVar[bool] = True  # False: past its time limit an item only shows as overdue
     page_size: ClassVar[int] = 20
     claim_secs: ClassVar[int]
@@ -308,6 +311,10 @@ class QueueKind(ABC):
 
     @abstractmethod
     def release(self, item: Any, *, actor: str) -> Any: ...
+
+    def take_over(self, item: Any, *, actor: str) -> Any:
+        """Claim ``item`` from whoever holds it (kinds with ``can_take_over``; admins only)."""
+        raise Http404(f"A {self.noun} cannot be taken over.")
 
     @abstractmethod
     def undo(self, item: Any, *, actor: str) -> Any: ...
@@ -418,6 +425,16 @@ def bulk_selection(
 # --- the page -------------------------------------------------------------------------------------------------
 
 
+def is_filtered(kind: QueueKind, filters: dict[str, Any]) -> bool:
+    """``filters`` narrow the list beyond its status and order (so an empty list may hide pending items)."""
+    defaults = kind.filter_form().filters()  # type: ignore[attr-defined]
+    return any(
+        value not in (None, "") and value != defaults.get(key)
+        for key, value in filters.items()
+        if key not in ("status", "sort")
+    )
+
+
 def choices(kind: QueueKind) -> dict[str, list[tuple[str, str]]]:
     """The reasons each of the card's forms offers."""
     out = {"approve_choices": kind.reasons("approve"), "reject_choices": kind.reasons("reject")}
@@ -455,6 +472,9 @@ def list_context(
         "cards": cards,
         "now": now,
         "can_decide": access.has_role(kind.role),
+        "can_take_over": kind.can_take_over and access.has_role(Role.ADMIN),
+        "filtered": is_filtered(kind, f),
+        "total_pending": getattr(access.agent, kind.nav_count, 0) or 0,
         **choices(kind),
         "claim_minutes": kind.claim_secs // 60,
         "undo_secs": kind.undo_secs,
@@ -513,6 +533,7 @@ def item_reply(
             "c": card,
             "now": card.now,
             "can_decide": True,  # only people who decide reach an action
+            "can_take_over": kind.can_take_over and access.has_role(Role.ADMIN),
             **choices(kind),
             "pending_count": kind.pending_count(aid),
             "claim_minutes": kind.claim_secs // 60,
@@ -689,6 +710,14 @@ def claim(
     """Claim a pending item while working on it (others are refused until the claim ends), or release it."""
     status, error, note = 200, "", ""
     act = kind.claim if action == "claim" else kind.release
+    taking = action == "claim" and bool(request.POST.get("take_over"))
+    if taking:
+        if not kind.can_take_over:
+            raise Http404(f"A {kind.noun} cannot be taken over.")
+        if not access.has_role(Role.ADMIN):
+            raise PermissionDenied
+        holder = item.claimed_by if held_by_other(item, actor=actor_of(request), now=timezone.now()) else ""
+        act = kind.take_over
     item_id = item.id
     try:
         item = act(item, actor=actor_of(request))
@@ -697,6 +726,8 @@ def claim(
         item = kind.item(access.agent.agent_id, item_id) or item
     else:
         note = kind.claimed_note(item, action)
+        if taking and holder:
+            note = f"Took {kind.noun} #{item.id} over from {holder}: it is yours for {kind.claim_secs // 60} minutes."
     events = {"memdesk:toast": {"text": note, "level": "info"}} if note else {}
     return item_reply(request, kind, access, item, status=status, note=note, error=error, events=events)
 

@@ -203,7 +203,10 @@
     }
     var details = card.querySelector(".decide details[data-decision='" + kind + "']");
     if (!details || !decidable(card)) {
-      var text = decidable(card) && kind === "edit" ? "This " + noun() + " cannot be edited."
+      var holder = card.getAttribute("data-claimed-by");
+      var text = decidable(card) && card.hasAttribute("data-held") && holder
+        ? "Claimed by " + holder + ": wait for the claim to end, or ask them."
+        : decidable(card) && kind === "edit" ? "This " + noun() + " cannot be edited."
         : decidable(card) ? "Only reviewers decide here."
         : "This " + noun() + " cannot be decided any more.";
       if (window.memdeskToast) window.memdeskToast(text, "info");

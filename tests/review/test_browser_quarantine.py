@@ -3,7 +3,7 @@
 One uvicorn child serves ``config.asgi`` (the dashboard and ``/mcp``) on a temporary SQLite file (the MCP test
 harness). An external MCP token sends two bursts of six facts about two subjects: both are quarantined and
 ``memory_search`` finds none of them. Debian's Chromium then signs in as a reviewer, opens the desk from the
-navigation badge, claims one batch with the keyboard (a second reviewer sees the claim and is refused), rejects
+navigation badge, claims one batch with the keyboard (a second reviewer sees the claim, with disabled buttons), rejects
 it (its facts include an HTML/JS payload, which shows as text), undoes the reject with ``u`` and rejects it
 again; a second tab approves the other batch with the mouse, undoes it from the toast (the agent stops seeing
 it over MCP) and approves it again; the badge follows by out-of-band swaps. Finally ``memory_search`` over MCP
@@ -158,12 +158,13 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             held = second.locator(f"#batch-{to_reject}")
             expect(held.locator(".claim-holder")).to_have_text(f"user:{info['username']}")
             expect(held.locator(".claim-note")).to_contain_text("a decision by anyone else is refused")
-            held.locator("details.decide-reject summary").click()
-            held.locator("details.decide-reject select[name=reason]").select_option("wrong")
-            held.locator("details.decide-reject button[type=submit]").click()
-            expect(held.locator(".queue-error")).to_contain_text(
-                f"is claimed by user:{info['username']} until"
-            )
+            # its buttons are disabled for real (nothing to submit), with the holder and until when
+            expect(held.locator(".decide-disabled button[disabled]")).to_have_count(2)
+            expect(held.locator("form.decide-form")).to_have_count(0)
+            expect(held.locator(".decide-disabled")).to_contain_text(f"Held by user:{info['username']} until")
+            expect(held.locator(".takeover-form")).to_have_count(0)  # only an admin may take over
+            second.keyboard.press("r")  # the keyboard says who holds it instead of opening a form
+            expect(second.locator("#toasts")).to_contain_text(f"Claimed by user:{info['username']}")
             expect(held).to_have_attribute("data-status", "pending")
             ria.close()
 

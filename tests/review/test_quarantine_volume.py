@@ -13,10 +13,9 @@ from memory import engine
 from memory.models import ApprovalRequest, AuditEvent, FactWrite, Memory
 from tests.conftest import login, make_burst
 from tests.review.test_quarantine import HTMX, SPAM, approve_url, card, card_ids, status_of, url
+from tests.review.test_quarantine import world as world  # a batch about alice that supersedes Lisbon
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("guard_defaults")]
-# the world fixture of the desk tests: a batch about alice whose approval supersedes Lisbon
-from tests.review.test_quarantine import world  # noqa: E402,F401
 
 
 @pytest.fixture
@@ -189,3 +188,63 @@ def test_an_approval_that_supersedes_needs_a_reason_unless_that_fact_is_left_out
     assert response.status_code == 200
     assert ApprovalRequest.objects.get(id=batch.id).decision_reason == "verified"
     assert Memory.objects.get(id=rows["lives_in"]).invalidated_by_event == "quarantine_reject"
+
+
+# --- a filter that hides pending batches; claims held by someone else (item 4) ----------------------------
+
+
+def test_an_empty_filtered_desk_says_what_the_filter_hides(desk, agent, world):
+    html = desk.get(url(agent.agent_id) + "?q=nobody").content.decode()
+    assert "Nothing in quarantine" not in html and "No batch matches these filters." in html
+    assert "1 pending batch outside this filter: the filter hides it." in html
+    assert f'<a href="{url(agent.agent_id)}" id="desk-clear-filter">' in html
+    # the fragment a bulk decision refreshes says the same
+    fragment = desk.get(url(agent.agent_id) + "?expiring=1", headers=HTMX).content.decode()
+    assert "1 pending batch outside this filter" in fragment
+    # with nothing pending anywhere, no such line
+    engine.quarantine_reject(world["batch"].id, actor="user:cora", reason="wrong")
+    html = desk.get(url(agent.agent_id) + "?q=nobody").content.decode()
+    assert "outside this filter" not in html
+
+
+def claim_as(user_actor: str, batch: ApprovalRequest) -> None:
+    engine.quarantine_claim(request_id=batch.id, actor=user_actor)
+
+
+def test_a_batch_held_by_someone_else_has_truly_disabled_buttons(desk, agent, world):
+    claim_as("user:ria", world["batch"])
+    c = card(desk.get(url(agent.agent_id)).content.decode(), world["batch"].id)
+    assert "decide-form" not in c and "<form" not in c  # nothing that submits
+    assert c.count(" disabled aria-describedby") == 2
+    assert re.search(r"Held by <span class=\"mono\">user:ria</span> until \d\d:\d\d:\d\d UTC", c)
+    assert "takeover-form" not in c  # reviewers cannot take over
+
+
+def test_an_admin_takes_a_claim_over_and_it_is_audited(client, team, agent, world):
+    from memory.models import Role
+    from tests.conftest import make_user
+
+    claim_as("user:ria", world["batch"])
+    login(client, make_user("ada", team, Role.ADMIN))
+    aid, batch = agent.agent_id, world["batch"]
+    c = card(client.get(url(agent.agent_id)).content.decode(), batch.id)
+    assert "takeover-form" in c and "Take over from user:ria" in c
+    claim = f"/agents/{aid}/quarantine/{batch.id}/claim/"
+    response = client.post(claim, {"take_over": "1"}, headers=HTMX)
+    assert response.status_code == 200
+    assert "Took batch #" in response["HX-Trigger"] and "over from user:ria" in response["HX-Trigger"]
+    batch.refresh_from_db()
+    assert batch.claimed_by == "user:ada"
+    (event,) = AuditEvent.objects.filter(action="quarantine_taken_over")
+    assert event.actor == "user:ada" and event.details["taken_from"] == "user:ria"
+    # now the admin's, the decision goes through
+    assert client.post(approve_url(aid, batch.id), {"reason": "verified"}, headers=HTMX).status_code == 200
+
+
+def test_a_reviewer_cannot_take_over(desk, agent, world):
+    claim_as("user:ria", world["batch"])
+    claim = f"/agents/{agent.agent_id}/quarantine/{world['batch'].id}/claim/"
+    assert desk.post(claim, {"take_over": "1"}, headers=HTMX).status_code == 403
+    world["batch"].refresh_from_db()
+    assert world["batch"].claimed_by == "user:ria"
+    assert not AuditEvent.objects.filter(action="quarantine_taken_over").exists()

@@ -17,6 +17,7 @@ from ..claims import (
     check_reason,
     claim_free_q,
     is_system,
+    live_claim,
 )
 from ..temporal import DERIVED_FIELDS, rederive_key
 from ..types import InvalidArgument, NotFound
@@ -428,22 +429,26 @@ def locked_request(rid: int) -> ApprovalRequest:
 
 
 @c.write_transaction
-def quarantine_claim(*, request_id: Any, actor: str, secs: int = CLAIM_SECS) -> ApprovalRequest:
+def quarantine_claim(
+    *, request_id: Any, actor: str, secs: int = CLAIM_SECS, take_over: bool = False
+) -> ApprovalRequest:
     """Claim a pending batch while working on it (or renew one's own claim) for ``secs`` seconds.
 
     Others see who holds it and until when; their decisions are refused (``claimed_by_other``) until the claim
-    ends: released, decided, or simply expired (times are compared; no job is needed).
+    ends: released, decided, or simply expired (times are compared; no job is needed). ``take_over`` (an
+    admin's, checked by the caller) claims it even from another holder: audited as
+    ``quarantine_taken_over`` with the holder it was taken from.
     """
     actor = c.check_actor(actor)
     if isinstance(secs, bool) or not isinstance(secs, int) or not 1 <= secs <= MAX_CLAIM_SECS:
         raise InvalidArgument(f"secs must be an integer from 1 to {MAX_CLAIM_SECS}", field="secs")
     rid = request_id_of(request_id)
     t = c.now()
-    won = (
-        ApprovalRequest.objects.filter(id=rid, status=ApprovalRequest.PENDING, expires_at__gt=t)
-        .filter(claim_free_q(actor, t))
-        .update(claimed_by=actor, claimed_until=t + timedelta(seconds=secs))
-    )
+    before = locked_request(rid) if take_over else None
+    pending = ApprovalRequest.objects.filter(id=rid, status=ApprovalRequest.PENDING, expires_at__gt=t)
+    if not take_over:
+        pending = pending.filter(claim_free_q(actor, t))
+    won = pending.update(claimed_by=actor, claimed_until=t + timedelta(seconds=secs))
     request = ApprovalRequest.objects.filter(id=rid).first()
     if request is None:
         raise NotFound("no such approval request", field="request_id")
@@ -459,16 +464,21 @@ def quarantine_claim(*, request_id: Any, actor: str, secs: int = CLAIM_SECS) -> 
                 field="request_id",
             )
         raise _claimed_by_other(request)
+    taken_from = ""
+    if before is not None and before.claimed_by != actor and live_claim(before.claimed_by, before.claimed_until, t):
+        taken_from = before.claimed_by
     c.audit(
         agent_id=request.agent_id,
         actor=actor,
-        action="quarantine_claimed",
+        action="quarantine_taken_over" if taken_from else "quarantine_claimed",
         subject=request.subject,
-        reason=f"claimed until {request.claimed_until:%H:%M:%S} UTC",
+        reason=(f"taken over from {taken_from}; " if taken_from else "")
+        + f"claimed until {request.claimed_until:%H:%M:%S} UTC",
         at=t,
         request_id=request.id,
         origin=request.origin,
         claimed_until=iso_or_none(request.claimed_until),
+        **({"taken_from": taken_from} if taken_from else {}),
     )
     return request
 
