@@ -465,7 +465,11 @@ def quarantine_claim(
             )
         raise _claimed_by_other(request)
     taken_from = ""
-    if before is not None and before.claimed_by != actor and live_claim(before.claimed_by, before.claimed_until, t):
+    if (
+        before is not None
+        and before.claimed_by != actor
+        and live_claim(before.claimed_by, before.claimed_until, t)
+    ):
         taken_from = before.claimed_by
     c.audit(
         agent_id=request.agent_id,
