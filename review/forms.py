@@ -161,6 +161,7 @@ REASON_LABELS = {
     "outdated": "Outdated",
     "poisoning": "Poisoning",
     "out_of_scope": "Out of scope",
+    "mistake": "The decision was a mistake",
     "other": "Other (say why)",
 }
 APPROVE_REASONS = ("verified", "legitimate_update", "other")
@@ -168,7 +169,12 @@ APPROVE_REASONS = ("verified", "legitimate_update", "other")
 PERSON_REJECT_REASONS = tuple(r for r in REJECT_REASONS if r != "ttl_expired")
 
 
+QUARANTINE_REVERT_REASONS = ("mistake", "poisoning", "verified", "other")
+
+
 def quarantine_reasons(decision: str) -> list[tuple[str, str]]:
+    if decision == "revert":
+        return [(c, REASON_LABELS.get(c, c)) for c in QUARANTINE_REVERT_REASONS]
     codes = APPROVE_REASONS if decision == "approve" else PERSON_REJECT_REASONS
     return [(c, REASON_LABELS.get(c, c)) for c in codes]
 

@@ -53,6 +53,11 @@ class QuarantineDesk(QueueKind):
 
     per_fact = True
     can_take_over = True
+    revertable = True
+    revert_text = (
+        "Takes this decision back by the opposite one: an approval's facts are retracted, a rejection's are "
+        "released (never facts an origin purge retracted since). A new decision, on record in the audit log."
+    )
 
     def items(self, agent_id: str, filters: dict[str, Any], *, now: datetime) -> Any:
         qs = selectors.filtered_requests(agent_id, filters, status=filters["status"], now=now)
@@ -66,7 +71,11 @@ class QuarantineDesk(QueueKind):
     def cards(
         self, agent_id: str, items: Iterable[ApprovalRequest], *, now: datetime, actor: str
     ) -> list[QueueCard]:
-        return list(selectors.batch_cards(agent_id, items, now=now, actor=actor))
+        cards = selectors.batch_cards(agent_id, items, now=now, actor=actor)
+        tokens = selectors.origin_tokens(agent_id, (c.request.origin for c in cards))
+        for c in cards:
+            c.token = tokens.get(c.request.origin)
+        return list(cards)
 
     def pending_count(self, agent_id: str) -> int:
         return selectors.pending_batch_count(agent_id)
@@ -118,6 +127,13 @@ class QuarantineDesk(QueueKind):
     def decide(self, item: ApprovalRequest, *, decision: str, actor: str, reason: str) -> ApprovalRequest:
         act = engine.quarantine_approve if decision == "approve" else engine.quarantine_reject
         return act(request_id=item.id, actor=actor, reason=reason)
+
+    def revert(self, item: ApprovalRequest, *, actor: str, reason: str) -> ApprovalRequest:
+        return engine.quarantine_revert(request_id=item.id, actor=actor, reason=reason)
+
+    def reverted_note(self, item: ApprovalRequest) -> str:
+        verb = "released" if item.status == ApprovalRequest.APPROVED else "retracted"
+        return f"Reverted batch #{item.id}: {batch_facts(item)} {verb}; a new decision, on record."
 
     def claim(self, item: ApprovalRequest, *, actor: str) -> ApprovalRequest:
         return engine.quarantine_claim(request_id=item.id, actor=actor)

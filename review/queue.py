@@ -245,6 +245,10 @@ class QueueKind(ABC):
     reject_effect: ClassVar[str] = "rejected"
     high_impact_text: ClassVar[str] = "of high impact"
     log_text: ClassVar[str] = "Audit log"  # the link to ``log_url``
+    revert_text: ClassVar[str] = (  # what a revert does, beside its form
+        "Restores what this decision changed (refused if the memories were written since) and records a new "
+        "decision: it reads as rejected by you."
+    )
 
     # reads ---------------------------------------------------------------------------------------------------
 
@@ -473,6 +477,7 @@ def list_context(
         "now": now,
         "can_decide": access.has_role(kind.role),
         "can_take_over": kind.can_take_over and access.has_role(Role.ADMIN),
+        "can_see_tokens": access.has_role(Role.ADMIN),
         "filtered": is_filtered(kind, f),
         "total_pending": getattr(access.agent, kind.nav_count, 0) or 0,
         **choices(kind),
@@ -534,6 +539,7 @@ def item_reply(
             "now": card.now,
             "can_decide": True,  # only people who decide reach an action
             "can_take_over": kind.can_take_over and access.has_role(Role.ADMIN),
+            "can_see_tokens": access.has_role(Role.ADMIN),
             **choices(kind),
             "pending_count": kind.pending_count(aid),
             "claim_minutes": kind.claim_secs // 60,

@@ -5,6 +5,7 @@ Nothing here writes: decisions go through ``memory.engine``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -16,7 +17,7 @@ from django.utils import timezone
 
 from dashboard.selectors import origin_class_q
 from memory import engine
-from memory.models import ApprovalRequest, Memory
+from memory.models import AgentToken, ApprovalRequest, AuditEvent, Memory
 
 from .queue import QueueCard
 
@@ -176,18 +177,69 @@ class FactPreview:
         return "reaffirm" if self.reaffirms is not None else "new"
 
 
+@dataclass(frozen=True)
+class OriginToken:
+    """The token an MCP origin (``mcp_external:token-N``, ``agent_derived:token-N``) names, as the desk shows
+    it: its name, who created it (the ``token_create`` audit entry), when, and when it was last used."""
+
+    id: int
+    name: str
+    external: bool
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+    owner: str
+
+
+TOKEN_ORIGIN = re.compile(r"^(?:mcp_external|agent_derived):token-(\d{1,18})$")
+
+
+def origin_tokens(agent_id: str, origins: Iterable[str]) -> dict[str, OriginToken]:
+    """The tokens behind ``origins`` (only this agent's), by origin: two queries, none when no origin names a
+    token."""
+    wanted = {o: int(m.group(1)) for o in set(origins) if (m := TOKEN_ORIGIN.match(o or ""))}
+    if not wanted:
+        return {}
+    tokens = {
+        t.id: t
+        for t in AgentToken.objects.filter(agent__agent_id=agent_id, id__in=sorted(set(wanted.values())))
+    }
+    owners: dict[int, str] = {}
+    if tokens:
+        for actor, details in AuditEvent.objects.filter(
+            agent_id=agent_id, action="token_create", details__token_id__in=sorted(tokens)
+        ).values_list("actor", "details"):
+            token_id = (details or {}).get("token_id")
+            if isinstance(token_id, int):
+                owners.setdefault(token_id, actor)
+    return {
+        origin: OriginToken(
+            t.id, t.name, t.external, t.created_at, t.last_used_at, t.revoked_at, owners.get(t.id, "")
+        )
+        for origin, token_id in wanted.items()
+        if (t := tokens.get(token_id)) is not None
+    }
+
+
 @dataclass
 class BatchCard(QueueCard):
-    """The desk's decision card: one approval request, its facts, and the time left."""
+    """The desk's decision card: one approval request, its facts, the token behind its origin, and the time
+    left."""
 
     facts: list[FactPreview] = field(default_factory=list)
     missing_ids: list[str] = field(default_factory=list)
+    token: OriginToken | None = None
 
     status_labels: ClassVar[dict[str, str]] = APPROVAL_LABELS
 
     @property
     def request(self) -> ApprovalRequest:
         return self.item
+
+    @property
+    def revertable(self) -> bool:
+        """Decided, and past its decider's undo (a revert is a new decision by any reviewer)."""
+        return not self.pending and not self.undoable
 
     @property
     def reason_optional(self) -> bool:

@@ -78,3 +78,48 @@ def test_a_per_fact_approval_names_facts_of_the_batch_or_nothing_is_written(bad)
     assert err.value.field == "memory_ids"
     assert rows_state() == before
     assert ApprovalRequest.objects.get().status == "pending"
+
+
+# --- revert after the undo window (issue 19 item 3) ----------------------------------------------------------
+
+
+def test_an_approval_is_reverted_after_its_window_by_a_new_decision(db):
+    request, _ = held_batch()
+    with at(0), pytest.raises(engine.NotDecided):  # a pending batch has nothing to revert
+        engine.quarantine_revert(request_id=request.id, actor="user:bob", reason="mistake")
+    with at(0):
+        engine.quarantine_approve(request.id, actor="user:ann", reason="verified")
+    assert believed_objects()
+    with at(engine.UNDO_SECS + 60):
+        with pytest.raises(engine.UndoExpired):
+            engine.quarantine_undo(request_id=request.id, actor="user:ann")
+        reverted = engine.quarantine_revert(request_id=request.id, actor="user:bob", reason="poisoning")
+    assert reverted.status == "denied" and reverted.decided_by == "user:bob"
+    assert reverted.decision_reason == "revert: poisoning"
+    assert believed_objects() == set()
+    assert set(FactWrite.objects.filter(origin=BAD).values_list("state", flat=True)) == {"retracted"}
+    actions = list(
+        AuditEvent.objects.filter(details__request_id=request.id)
+        .order_by("id")
+        .values_list("action", flat=True)
+    )
+    assert actions == [
+        "knowledge_quarantined",
+        "quarantine_approved",
+        "quarantine_reverted",
+    ]  # both on record
+    event = AuditEvent.objects.get(action="quarantine_reverted")
+    assert event.details["reverted"] == "approved" and event.details["reverted_by"] == "user:ann"
+
+
+def test_a_rejection_is_reverted_by_releasing_its_facts_with_their_trust(db):
+    request, _ = held_batch()
+    trust = dict(FactWrite.objects.filter(origin=BAD).values_list("id", "origin_trust"))
+    with at(0):
+        engine.quarantine_reject(request.id, actor="user:ann", reason="wrong")
+    assert believed_objects() == set()
+    with at(engine.UNDO_SECS + 60):
+        reverted = engine.quarantine_revert(request_id=request.id, actor="user:bob", reason="mistake")
+    assert reverted.status == "approved"
+    assert len(believed_objects()) == 6
+    assert dict(FactWrite.objects.filter(origin=BAD).values_list("id", "origin_trust")) == trust

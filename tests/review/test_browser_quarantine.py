@@ -122,7 +122,14 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             approve_card = page.locator(f"#batch-{to_approve}")
             expect(reject_card.locator("[role=timer]")).to_have_text(re.compile(r"^2[34] h \d\d min left$"))
             expect(reject_card.locator(".fact-row")).to_have_count(6)
-            expect(reject_card.locator(".guard-reason")).to_contain_text("facts about 'acme-pricing'")
+            # the guard's reason in words, and the token behind the origin (name, created, last used)
+            expect(reject_card.locator(".guard-reason")).to_contain_text(
+                re.compile(
+                    r"\d facts about “acme-pricing” from mcp_external:token-\d+ in 1 hour; the limit is 5"
+                )
+            )
+            expect(reject_card.locator(".token-name")).to_have_text("“ext”")
+            expect(reject_card.locator(".batch-origin-detail")).to_contain_text("last used")
             # the HTML/JS payload is text: shown verbatim, never run
             expect(reject_card.locator(".fact-content", has_text=XSS)).to_have_count(1)
             assert page.evaluate("typeof window.__xss") == "undefined"

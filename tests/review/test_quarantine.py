@@ -215,7 +215,8 @@ def test_card_shows_origin_subject_reason_facts_and_countdown(desk, agent, world
     batch = world["batch"]
     c = card(html, batch.id)
     assert 'class="mono batch-subject">alice<' in c and f'class="mono batch-origin">{SPAM}<' in c
-    assert "burst: 5 facts about &#x27;alice&#x27; from channel:spam within 3600 s (limit 5)" in c
+    assert "5 facts about “alice” from channel:spam in 1 hour; the limit is 5, so a person decides." in c
+    assert 'title="burst: 5 facts about &#x27;alice&#x27; from channel:spam within 3600 s (limit 5)"' in c
     assert "5 facts" in c
     for content in (
         "Alice lives in Atlantis now",

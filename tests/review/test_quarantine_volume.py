@@ -248,3 +248,119 @@ def test_a_reviewer_cannot_take_over(desk, agent, world):
     world["batch"].refresh_from_db()
     assert world["batch"].claimed_by == "user:ria"
     assert not AuditEvent.objects.filter(action="quarantine_taken_over").exists()
+
+
+# --- who wrote it (item 5) -----------------------------------------------------------------------------------
+
+
+def token_burst(agent, *, name: str = "crm sync") -> tuple[ApprovalRequest, int]:
+    token, _ = engine.token_create(
+        agent_id=agent.agent_id, scopes=["memory:write"], external=True, name=name, actor="user:ada"
+    )
+    batch = make_burst(agent.agent_id, "dora", origin=f"mcp_external:token-{token.id}")
+    return batch, token.id
+
+
+def test_a_token_origin_names_its_token_and_links_it_for_admins(client, team, agent):
+    from memory.models import Role
+    from tests.conftest import make_user
+
+    batch, token_id = token_burst(agent)
+    login(client, make_user("ada", team, Role.ADMIN))
+    c = card(client.get(url(agent.agent_id)).content.decode(), batch.id)
+    assert f'href="/agents/{agent.agent_id}/tokens/#token-{token_id}" class="token-link">“crm sync”</a>' in c
+    assert (
+        "(external)" in c
+        and 'class="mono token-owner">user:ada<' in c
+        and "last used <span class='muted'>never" in c
+    )
+
+
+def test_a_reviewer_sees_the_token_without_a_link_it_could_not_open(desk, agent):
+    batch, _ = token_burst(agent, name="<b>bot</b>")
+    c = card(desk.get(url(agent.agent_id)).content.decode(), batch.id)
+    assert 'class="token-name">“&lt;b&gt;bot&lt;/b&gt;”<' in c and "token-link" not in c
+    assert "/tokens/" not in c
+
+
+def test_another_agents_token_is_never_shown(desk, agent, other_agent):
+    other, _ = engine.token_create(
+        agent_id=other_agent.agent_id, scopes=["memory:write"], name="theirs", actor="user:x"
+    )
+    batch = make_burst(agent.agent_id, "dora", origin=f"mcp_external:token-{other.id}")
+    c = card(desk.get(url(agent.agent_id)).content.decode(), batch.id)
+    assert "theirs" not in c and "(no such token any more)" in c
+
+
+@pytest.mark.parametrize(
+    ("reason", "words"),
+    [
+        (
+            "burst: 6 facts about 'alice' from channel:spam within 3600 s (limit 5)",
+            "6 facts about “alice” from channel:spam in 1 hour; the limit is 5, so a person decides.",
+        ),
+        (
+            "burst: 9 plain memories from origin class mcp_external within 600 s (limit 8)",
+            "9 plain memories from origin class mcp_external in 10 minutes; the limit is 8",
+        ),
+        (
+            "low_trust_override: a write at trust 0.3 would supersede m_1 (user_direct, trust 1); the margin is 0.5",
+            "A source trusted 0.3 would replace what user_direct (trusted 1) said",
+        ),
+        ("guard_unavailable", "could not count this write"),
+        ("something new", "something new"),
+    ],
+)
+def test_the_guard_reason_reads_as_a_sentence(reason, words):
+    from review.templatetags.queue import guard_words
+
+    assert words in guard_words(reason)
+
+
+def test_query_count_stays_constant_with_token_origins(desk, agent, django_assert_num_queries):
+    token_burst(agent)
+    with django_assert_num_queries(11):  # the page's 9, plus the tokens and their creators
+        desk.get(url(agent.agent_id))
+    for i in range(3):
+        token, _ = engine.token_create(
+            agent_id=agent.agent_id, scopes=["memory:write"], name=f"t{i}", actor="user:ada"
+        )
+        make_burst(agent.agent_id, f"e{i}", origin=f"agent_derived:token-{token.id}")
+    with django_assert_num_queries(11):
+        response = desk.get(url(agent.agent_id))
+    assert len(card_ids(response.content.decode())) == 4
+
+
+# --- revert after the undo window (item 3) -----------------------------------------------------------------
+
+
+def test_a_decided_batch_offers_a_revert_after_its_undo_and_it_is_a_new_decision(desk, agent, world):
+    import time_machine
+
+    batch = world["batch"]
+    engine.quarantine_approve(batch.id, actor="user:cora", reason="verified")
+    with time_machine.travel(timezone.now() + timezone.timedelta(seconds=engine.UNDO_SECS + 5), tick=False):
+        c = card(desk.get(url(agent.agent_id) + f"?status=all&batch={batch.id}").content.decode(), batch.id)
+        assert "revert-form" in c and "an approval&#x27;s facts are retracted" in c
+        revert = f"/agents/{agent.agent_id}/quarantine/{batch.id}/revert/"
+        assert desk.post(revert, {"reason": ""}, headers=HTMX).status_code == 422
+        response = desk.post(revert, {"reason": "poisoning", "note": "bot farm"}, headers=HTMX)
+    assert response.status_code == 200
+    assert "Reverted batch #" in response.content.decode()
+    batch.refresh_from_db()
+    assert (batch.status, batch.decided_by, batch.decision_reason) == (
+        "denied",
+        "user:rex",
+        "revert: poisoning: bot farm",
+    )
+    now = engine.get_at(agent_id=agent.agent_id, subject="alice", predicate="lives_in", at=timezone.now())
+    assert now is not None and now.object == "Lisbon"
+    assert AuditEvent.objects.filter(action="quarantine_reverted", actor="user:rex").count() == 1
+
+
+def test_a_viewer_cannot_revert(client, viewer, agent, world):
+    engine.quarantine_reject(world["batch"].id, actor="user:cora", reason="wrong")
+    login(client, viewer)
+    revert = f"/agents/{agent.agent_id}/quarantine/{world['batch'].id}/revert/"
+    assert client.post(revert, {"reason": "mistake"}, headers=HTMX).status_code == 403
+    assert status_of(world["batch"].id) == "denied"
