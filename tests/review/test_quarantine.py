@@ -361,13 +361,19 @@ def test_htmx_gets_the_desk_partial_and_a_normal_request_the_page(desk, agent, w
     assert "<html" in boosted.content.decode()
 
 
-def test_nav_badge_counts_pending_batches_on_every_agent_page(client, viewer, agent, world):
+def test_nav_badge_counts_pending_batches_on_every_agent_page(client, viewer, reviewer, agent, world):
     make_burst(agent.agent_id, "bob", origin="channel:other")
-    login(client, viewer)  # everyone who sees the agent sees the count
+    login(client, reviewer)  # everyone who may open the desk sees the count
     for name in ("agent", "memories", "timeline", "mistakes"):
         html = client.get(reverse(f"dashboard:{name}", args=[agent.agent_id])).content.decode()
         nav = re.search(r'<a id="nav-quarantine".*?</a>', html, re.S).group(0)
         assert 'data-count="2">(2)<' in nav and url(agent.agent_id) in nav
+    # a viewer is not shown a link that would only refuse them
+    login(client, viewer)
+    assert (
+        'id="nav-quarantine"'
+        not in client.get(reverse("dashboard:agent", args=[agent.agent_id])).content.decode()
+    )
 
 
 def test_agent_home_links_desk_and_audit_for_reviewers(client, viewer, reviewer, agent, world):
