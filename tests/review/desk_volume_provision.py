@@ -2,18 +2,19 @@
 
 Run in a child process (``python -m tests.review.desk_volume_provision``) with ``MEMDESK_SQLITE_PATH`` set: the
 quarantine journey's team, reviewers and agent (``quarantine_provision``), an admin, and ``DESK_BATCHES``
-batches held by the burst guard through the agent-facing write path: every fifth supersedes a fact the user
+batches (``DESK_BATCHES``, default 50) held by the burst guard through the agent-facing write path: every fifth supersedes a fact the user
 told the agent (its approval asks for a reason), the others only add facts.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from tests.review import quarantine_provision
 
-BATCHES = 50
+BATCHES = int(os.environ.get("DESK_BATCHES", "50"))  # the phone test needs only a few
 ADMIN = "ada"
 
 
