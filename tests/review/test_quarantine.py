@@ -322,7 +322,8 @@ def test_filters_status_and_origin(desk, agent, world):
     decided = desk.get(base + "?status=decided").content.decode()
     assert card_ids(decided) == [other.id]
     c = card(decided, other.id)
-    assert "decide-form" not in c  # read-only
+    assert "approve-form-" not in c and "reject-form-" not in c  # decided: only a revert is offered
+    assert "revert-form" in c
     assert ">rejected<" in c and ">user:cora<" in c and "poisoning: spam bot" in c and "<time" in c
     assert card_ids(desk.get(base + "?status=all").content.decode()) == [world["batch"].id, other.id]
     assert card_ids(desk.get(base + f"?status=all&batch={other.id}").content.decode()) == [other.id]
