@@ -56,9 +56,7 @@ def visible_agents(user: Any) -> QuerySet[Agent]:
     counts = {name: expression() for name, expression in _nav_counts.items()}
     # the user's role on each agent, for the navigation (it shows each role what it may use): no query of its own
     mine = Membership.objects.filter(user=user, team_id=OuterRef("team_id")).values("role")[:1]
-    role: Expression = (
-        Value(Role.ADMIN.value) if user.is_superuser else Coalesce(Subquery(mine), Value(""))
-    )
+    role: Expression = Value(Role.ADMIN.value) if user.is_superuser else Coalesce(Subquery(mine), Value(""))
     return (
         Agent.objects.filter(visible)
         .select_related("team")
