@@ -119,6 +119,12 @@ class BulkDecisionForm(DecisionForm):
 # --- the quarantine desk (SPEC D3, P8) ------------------------------------------------------------------------
 
 QUARANTINE_STATUS_CHOICES = [("pending", "Pending"), ("decided", "Decided"), ("all", "All")]
+QUARANTINE_SORTS = {
+    "expiry": "soonest expiry first",
+    "size": "most facts first",
+    "impact": "most superseded facts first",
+    "origin": "by origin",
+}
 MAX_EXPIRING_HOURS = 24 * 7
 
 
@@ -131,11 +137,13 @@ class QuarantineFilterForm(forms.Form):
         required=False, min_value=1, max_value=MAX_EXPIRING_HOURS, label="Expiring within (hours)"
     )
     batch = forms.IntegerField(required=False, min_value=1, label="Batch")
+    sort = forms.ChoiceField(required=False, choices=list(QUARANTINE_SORTS.items()), label="Sort")
 
     def filters(self) -> dict[str, Any]:
-        """Cleaned filters; invalid values fall back to the defaults."""
+        """Cleaned filters; invalid values fall back to the defaults (soonest expiry first)."""
         data = self.cleaned_data if self.is_bound else {}
         return {
+            "sort": data.get("sort") or "expiry",
             "status": data.get("status") or "pending",
             "origin_class": data.get("origin_class") or "",
             "origin": data.get("origin") or "",
@@ -153,6 +161,7 @@ REASON_LABELS = {
     "outdated": "Outdated",
     "poisoning": "Poisoning",
     "out_of_scope": "Out of scope",
+    "mistake": "The decision was a mistake",
     "other": "Other (say why)",
 }
 APPROVE_REASONS = ("verified", "legitimate_update", "other")
@@ -160,7 +169,12 @@ APPROVE_REASONS = ("verified", "legitimate_update", "other")
 PERSON_REJECT_REASONS = tuple(r for r in REJECT_REASONS if r != "ttl_expired")
 
 
+QUARANTINE_REVERT_REASONS = ("mistake", "poisoning", "verified", "other")
+
+
 def quarantine_reasons(decision: str) -> list[tuple[str, str]]:
+    if decision == "revert":
+        return [(c, REASON_LABELS.get(c, c)) for c in QUARANTINE_REVERT_REASONS]
     codes = APPROVE_REASONS if decision == "approve" else PERSON_REJECT_REASONS
     return [(c, REASON_LABELS.get(c, c)) for c in codes]
 

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from django.urls import reverse
+from django.utils import timezone
 
 from dashboard.selectors import origin_classes
 from memory import engine
@@ -50,8 +51,19 @@ class QuarantineDesk(QueueKind):
     reject_effect = "rejected (retracted, trust crushed)"
     high_impact_text = "that would supersede current facts"
 
+    per_fact = True
+    can_take_over = True
+    revertable = True
+    revert_text = (
+        "Takes this decision back by the opposite one: an approval's facts are retracted, a rejection's are "
+        "released (never facts an origin purge retracted since). A new decision, on record in the audit log."
+    )
+
     def items(self, agent_id: str, filters: dict[str, Any], *, now: datetime) -> Any:
-        return selectors.filtered_requests(agent_id, filters, status=filters["status"], now=now)
+        qs = selectors.filtered_requests(agent_id, filters, status=filters["status"], now=now)
+        if filters.get("sort") in ("size", "impact"):
+            return selectors.sorted_requests(agent_id, qs, sort=filters["sort"], now=now)
+        return qs
 
     def item(self, agent_id: str, item_id: int) -> ApprovalRequest | None:
         return selectors.approval_request(agent_id, item_id)
@@ -59,7 +71,11 @@ class QuarantineDesk(QueueKind):
     def cards(
         self, agent_id: str, items: Iterable[ApprovalRequest], *, now: datetime, actor: str
     ) -> list[QueueCard]:
-        return list(selectors.batch_cards(agent_id, items, now=now, actor=actor))
+        cards = selectors.batch_cards(agent_id, items, now=now, actor=actor)
+        tokens = selectors.origin_tokens(agent_id, (c.request.origin for c in cards))
+        for c in cards:
+            c.token = tokens.get(c.request.origin)
+        return list(cards)
 
     def pending_count(self, agent_id: str) -> int:
         return selectors.pending_batch_count(agent_id)
@@ -93,12 +109,37 @@ class QuarantineDesk(QueueKind):
         url = reverse("dashboard:audit", args=[agent_id])
         return url if item_id is None else f"{url}?batch={item_id}"
 
+    def approve_parts(
+        self, item: ApprovalRequest, *, actor: str, reason: str, parts: list[str]
+    ) -> ApprovalRequest:
+        return engine.quarantine_approve(request_id=item.id, actor=actor, reason=reason, memory_ids=parts)
+
+    def default_reason(self, item: ApprovalRequest, decision: str, parts: list[str] | None = None) -> str:
+        """An approval that supersedes no current fact needs no reason (it is recorded as ``verified``); one
+        that would replace what the agent believes now must say why. Rejections always do."""
+        if decision != "approve" or item.status != ApprovalRequest.PENDING:
+            return ""
+        (card,) = selectors.batch_cards(item.agent_id, [item], now=timezone.now())
+        chosen = set(parts) if parts is not None else None
+        supersedes = any(f.effect == "supersede" for f in card.facts if chosen is None or f.row.id in chosen)
+        return "" if supersedes else "verified"
+
     def decide(self, item: ApprovalRequest, *, decision: str, actor: str, reason: str) -> ApprovalRequest:
         act = engine.quarantine_approve if decision == "approve" else engine.quarantine_reject
         return act(request_id=item.id, actor=actor, reason=reason)
 
+    def revert(self, item: ApprovalRequest, *, actor: str, reason: str) -> ApprovalRequest:
+        return engine.quarantine_revert(request_id=item.id, actor=actor, reason=reason)
+
+    def reverted_note(self, item: ApprovalRequest) -> str:
+        verb = "released" if item.status == ApprovalRequest.APPROVED else "retracted"
+        return f"Reverted batch #{item.id}: {batch_facts(item)} {verb}; a new decision, on record."
+
     def claim(self, item: ApprovalRequest, *, actor: str) -> ApprovalRequest:
         return engine.quarantine_claim(request_id=item.id, actor=actor)
+
+    def take_over(self, item: ApprovalRequest, *, actor: str) -> ApprovalRequest:
+        return engine.quarantine_claim(request_id=item.id, actor=actor, take_over=True)
 
     def release(self, item: ApprovalRequest, *, actor: str) -> ApprovalRequest:
         return engine.quarantine_release(request_id=item.id, actor=actor)
@@ -117,8 +158,15 @@ class QuarantineDesk(QueueKind):
             for o in outcomes
         ]
 
-    def decided_note(self, item: ApprovalRequest, decision: str) -> str:
+    def decided_note(self, item: ApprovalRequest, decision: str, parts: list[str] | None = None) -> str:
         facts = batch_facts(item)
+        n = len({*item.payload.get("ids", []), *item.payload.get("plain_ids", [])})
+        if decision == "approve" and parts is not None and len(set(parts)) < n:
+            kept = len(set(parts))
+            return (
+                f"Approved {kept} of {n} facts about “{item.subject}”: released to the agent; the other "
+                f"{n - kept} rejected."
+            )
         if decision == "approve":
             return f"Approved: {facts} released to the agent."
         return f"Rejected: {facts} retracted."

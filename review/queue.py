@@ -23,6 +23,7 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
@@ -153,6 +154,11 @@ class QueueCard:
         """A decision that may be taken back by a new one (a kind with ``revertable`` says which)."""
         return False
 
+    @functools.cached_property
+    def reason_optional(self) -> bool:
+        """Approving it needs no reason (a kind whose ``default_reason`` gives one says which items)."""
+        return False
+
 
 def held_by_other(item: Any, *, actor: str, now: datetime) -> bool:
     """``item`` is under another person's live claim."""
@@ -218,6 +224,11 @@ class QueueKind(ABC):
     # ``approve_edited`` gets. Revert (review:<name>_revert): a decided item taken back by a new decision
     edit_form: ClassVar[type[forms.Form] | None] = None
     revertable: ClassVar[bool] = False
+    # per-part decisions: an approval may name the parts of an item it approves (the POST's ``facts``, with
+    # ``per_fact`` set by the form that shows the boxes); the others are rejected (``approve_parts``)
+    per_fact: ClassVar[bool] = False
+    # an admin may take over another reviewer's live claim (``take_over``; the claim view checks the role)
+    can_take_over: ClassVar[bool] = False
     expiry_decides: ClassVar[bool] = True  # False: past its time limit an item only shows as overdue
     page_size: ClassVar[int] = 20
     claim_secs: ClassVar[int]
@@ -234,6 +245,10 @@ class QueueKind(ABC):
     reject_effect: ClassVar[str] = "rejected"
     high_impact_text: ClassVar[str] = "of high impact"
     log_text: ClassVar[str] = "Audit log"  # the link to ``log_url``
+    revert_text: ClassVar[str] = (  # what a revert does, beside its form
+        "Restores what this decision changed (refused if the memories were written since) and records a new "
+        "decision: it reads as rejected by you."
+    )
 
     # reads ---------------------------------------------------------------------------------------------------
 
@@ -279,6 +294,14 @@ class QueueKind(ABC):
     @abstractmethod
     def decide(self, item: Any, *, decision: str, actor: str, reason: str) -> Any: ...
 
+    def approve_parts(self, item: Any, *, actor: str, reason: str, parts: list[str]) -> Any:
+        """Approve the named parts of ``item`` and reject the rest, as one decision (kinds with ``per_fact``)."""
+        raise Http404(f"A {self.noun} is decided whole.")
+
+    def default_reason(self, item: Any, decision: str, parts: list[str] | None = None) -> str:
+        """The reason a ``decision`` takes when the reviewer picks none ("": a reason is required)."""
+        return ""
+
     def approve_edited(self, item: Any, *, actor: str, reason: str, edited: dict[str, Any]) -> Any:
         """Approve an edited version of ``item`` (kinds with an ``edit_form``)."""
         raise Http404(f"A {self.noun} cannot be edited.")
@@ -293,6 +316,10 @@ class QueueKind(ABC):
     @abstractmethod
     def release(self, item: Any, *, actor: str) -> Any: ...
 
+    def take_over(self, item: Any, *, actor: str) -> Any:
+        """Claim ``item`` from whoever holds it (kinds with ``can_take_over``; admins only)."""
+        raise Http404(f"A {self.noun} cannot be taken over.")
+
     @abstractmethod
     def undo(self, item: Any, *, actor: str) -> Any: ...
 
@@ -303,7 +330,7 @@ class QueueKind(ABC):
     # words -------------------------------------------------------------------------------------------------------
 
     @abstractmethod
-    def decided_note(self, item: Any, decision: str) -> str: ...
+    def decided_note(self, item: Any, decision: str, parts: list[str] | None = None) -> str: ...
 
     @abstractmethod
     def undone_note(self, item: Any) -> str: ...
@@ -402,6 +429,16 @@ def bulk_selection(
 # --- the page -------------------------------------------------------------------------------------------------
 
 
+def is_filtered(kind: QueueKind, filters: dict[str, Any]) -> bool:
+    """``filters`` narrow the list beyond its status and order (so an empty list may hide pending items)."""
+    defaults = kind.filter_form().filters()  # type: ignore[attr-defined]
+    return any(
+        value not in (None, "") and value != defaults.get(key)
+        for key, value in filters.items()
+        if key not in ("status", "sort")
+    )
+
+
 def choices(kind: QueueKind) -> dict[str, list[tuple[str, str]]]:
     """The reasons each of the card's forms offers."""
     out = {"approve_choices": kind.reasons("approve"), "reject_choices": kind.reasons("reject")}
@@ -439,6 +476,10 @@ def list_context(
         "cards": cards,
         "now": now,
         "can_decide": access.has_role(kind.role),
+        "can_take_over": kind.can_take_over and access.has_role(Role.ADMIN),
+        "can_see_tokens": access.has_role(Role.ADMIN),
+        "filtered": is_filtered(kind, f),
+        "total_pending": getattr(access.agent, kind.nav_count, 0) or 0,
         **choices(kind),
         "claim_minutes": kind.claim_secs // 60,
         "undo_secs": kind.undo_secs,
@@ -497,6 +538,8 @@ def item_reply(
             "c": card,
             "now": card.now,
             "can_decide": True,  # only people who decide reach an action
+            "can_take_over": kind.can_take_over and access.has_role(Role.ADMIN),
+            "can_see_tokens": access.has_role(Role.ADMIN),
             **choices(kind),
             "pending_count": kind.pending_count(aid),
             "claim_minutes": kind.claim_secs // 60,
@@ -528,7 +571,14 @@ def decide(
     a toast and the undo offer. A plain POST is redirected to the decided card, or gets the card with the error
     and the same status.
     """
-    form = DecisionForm(kind.reasons(decision), request.POST)
+    data = request.POST
+    parts = (
+        data.getlist("facts") if kind.per_fact and decision == "approve" and data.get("per_fact") else None
+    )
+    if not data.get("reason") and (default := kind.default_reason(item, decision, parts)):
+        data = data.copy()
+        data["reason"] = default
+    form = DecisionForm(kind.reasons(decision), data)
     status, error, note = 200, "", ""
     events: dict[str, Any] = {}
     item_id = item.id
@@ -536,14 +586,23 @@ def decide(
         status, error = 422, "A reason is required." if "reason" in form.errors else "Check the reason."
     else:
         try:
-            item = kind.decide(item, decision=decision, actor=actor_of(request), reason=form.reason_text())
+            if parts is not None:
+                item = kind.approve_parts(
+                    item, actor=actor_of(request), reason=form.reason_text(), parts=parts
+                )
+            else:
+                item = kind.decide(
+                    item, decision=decision, actor=actor_of(request), reason=form.reason_text()
+                )
         except engine.EngineError as exc:
             status, error = refusal(exc)
             if exc.code == "invalid_argument" and exc.field == "reason":
                 form.add_error("note", exc.message)
+            elif exc.code == "invalid_argument" and exc.field == "memory_ids":
+                status, error = 422, f"Check the facts: {exc.message}."
             item = kind.item(access.agent.agent_id, item_id) or item
         else:
-            note = kind.decided_note(item, decision)
+            note = kind.decided_note(item, decision, parts)
             events = undo_events(kind, access, item, note, decision)
     return item_reply(
         request,
@@ -657,6 +716,14 @@ def claim(
     """Claim a pending item while working on it (others are refused until the claim ends), or release it."""
     status, error, note = 200, "", ""
     act = kind.claim if action == "claim" else kind.release
+    taking = action == "claim" and bool(request.POST.get("take_over"))
+    if taking:
+        if not kind.can_take_over:
+            raise Http404(f"A {kind.noun} cannot be taken over.")
+        if not access.has_role(Role.ADMIN):
+            raise PermissionDenied
+        holder = item.claimed_by if held_by_other(item, actor=actor_of(request), now=timezone.now()) else ""
+        act = kind.take_over
     item_id = item.id
     try:
         item = act(item, actor=actor_of(request))
@@ -665,6 +732,8 @@ def claim(
         item = kind.item(access.agent.agent_id, item_id) or item
     else:
         note = kind.claimed_note(item, action)
+        if taking and holder:
+            note = f"Took {kind.noun} #{item.id} over from {holder}: it is yours for {kind.claim_secs // 60} minutes."
     events = {"memdesk:toast": {"text": note, "level": "info"}} if note else {}
     return item_reply(request, kind, access, item, status=status, note=note, error=error, events=events)
 

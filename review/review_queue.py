@@ -162,7 +162,7 @@ class ReviewQueue(QueueKind):
 
     # words -------------------------------------------------------------------------------------------------------
 
-    def decided_note(self, item: ReviewItem, decision: str) -> str:
+    def decided_note(self, item: ReviewItem, decision: str, parts: list[str] | None = None) -> str:
         if decision == "approve":
             effect = APPROVE_EFFECT.get(item.kind, "approved")
             if item.kind == "conflict":

@@ -5,6 +5,7 @@ Nothing here writes: decisions go through ``memory.engine``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -16,7 +17,7 @@ from django.utils import timezone
 
 from dashboard.selectors import origin_class_q
 from memory import engine
-from memory.models import ApprovalRequest, Memory
+from memory.models import AgentToken, ApprovalRequest, AuditEvent, Memory
 
 from .queue import QueueCard
 
@@ -74,10 +75,12 @@ def approval_requests(
     q: str = "",
     expiring_hours: int | None = None,
     now: datetime | None = None,
+    sort: str = "expiry",
 ) -> QuerySet[ApprovalRequest]:
     """The agent's batches. ``pending``: soonest expiry first; ``decided``: latest decision first; ``all``:
     pending ones (soonest expiry first) then decided ones (latest first). ``q`` is a case-insensitive
-    substring of the subject; ``expiring_hours`` keeps pending batches whose TTL ends within that many hours."""
+    substring of the subject; ``expiring_hours`` keeps pending batches whose TTL ends within that many hours.
+    ``sort="origin"`` groups each of those by origin first (``sorted_requests`` sorts by size or impact)."""
     qs = ApprovalRequest.objects.filter(agent_id=agent_id, action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE)
     if status == "pending":
         qs = qs.filter(status=ApprovalRequest.PENDING)
@@ -95,10 +98,34 @@ def approval_requests(
     if batch is not None:
         qs = qs.filter(id=batch)
     is_pending = Q(status=ApprovalRequest.PENDING)
+    first = ("decided", "origin") if sort == "origin" else ("decided",)
     return qs.annotate(
         decided=Case(When(is_pending, then=Value(0)), default=Value(1), output_field=IntegerField()),
         due=Case(When(is_pending, then=F("expires_at")), default=None),
-    ).order_by("decided", F("due").asc(nulls_last=True), F("decided_at").desc(nulls_last=True), "id")
+    ).order_by(*first, F("due").asc(nulls_last=True), F("decided_at").desc(nulls_last=True), "id")
+
+
+SORTED_MAX = 1000  # sorting by size or impact reads this many batches at most (the rest follow by expiry)
+
+
+def sorted_requests(
+    agent_id: str, qs: QuerySet[ApprovalRequest], *, sort: str, now: datetime
+) -> list[ApprovalRequest]:
+    """``qs`` (in expiry order) sorted by ``size`` (most facts first) or ``impact`` (most current facts that
+    approving would supersede first, then size), pending before decided: three queries whatever the count
+    (the batches, their rows, the believed rows they would change)."""
+    reqs = list(qs[:SORTED_MAX])
+    rest = list(qs[SORTED_MAX:]) if len(reqs) == SORTED_MAX else []
+    impact: dict[int, int] = {}
+    if sort == "impact":
+        pending = [r for r in reqs if r.status == ApprovalRequest.PENDING]
+        impact = {c.id: c.effects["supersede"] for c in batch_cards(agent_id, pending, now=now)}
+
+    def key(r: ApprovalRequest) -> tuple[int, int, int]:
+        size = len((r.payload or {}).get("ids", []))
+        return (r.status != ApprovalRequest.PENDING, -impact.get(r.id, 0), -size)
+
+    return sorted(reqs, key=key) + rest  # a stable sort: ties keep the expiry order
 
 
 def filtered_requests(
@@ -114,6 +141,7 @@ def filtered_requests(
         expiring_hours=filters.get("expiring"),
         batch=filters.get("batch"),
         now=now,
+        sort=filters.get("sort") or "expiry",
     )
 
 
@@ -149,18 +177,74 @@ class FactPreview:
         return "reaffirm" if self.reaffirms is not None else "new"
 
 
+@dataclass(frozen=True)
+class OriginToken:
+    """The token an MCP origin (``mcp_external:token-N``, ``agent_derived:token-N``) names, as the desk shows
+    it: its name, who created it (the ``token_create`` audit entry), when, and when it was last used."""
+
+    id: int
+    name: str
+    external: bool
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+    owner: str
+
+
+TOKEN_ORIGIN = re.compile(r"^(?:mcp_external|agent_derived):token-(\d{1,18})$")
+
+
+def origin_tokens(agent_id: str, origins: Iterable[str]) -> dict[str, OriginToken]:
+    """The tokens behind ``origins`` (only this agent's), by origin: two queries, none when no origin names a
+    token."""
+    wanted = {o: int(m.group(1)) for o in set(origins) if (m := TOKEN_ORIGIN.match(o or ""))}
+    if not wanted:
+        return {}
+    tokens = {
+        t.id: t
+        for t in AgentToken.objects.filter(agent__agent_id=agent_id, id__in=sorted(set(wanted.values())))
+    }
+    owners: dict[int, str] = {}
+    if tokens:
+        for actor, details in AuditEvent.objects.filter(
+            agent_id=agent_id, action="token_create", details__token_id__in=sorted(tokens)
+        ).values_list("actor", "details"):
+            token_id = (details or {}).get("token_id")
+            if isinstance(token_id, int):
+                owners.setdefault(token_id, actor)
+    return {
+        origin: OriginToken(
+            t.id, t.name, t.external, t.created_at, t.last_used_at, t.revoked_at, owners.get(t.id, "")
+        )
+        for origin, token_id in wanted.items()
+        if (t := tokens.get(token_id)) is not None
+    }
+
+
 @dataclass
 class BatchCard(QueueCard):
-    """The desk's decision card: one approval request, its facts, and the time left."""
+    """The desk's decision card: one approval request, its facts, the token behind its origin, and the time
+    left."""
 
     facts: list[FactPreview] = field(default_factory=list)
     missing_ids: list[str] = field(default_factory=list)
+    token: OriginToken | None = None
 
     status_labels: ClassVar[dict[str, str]] = APPROVAL_LABELS
 
     @property
     def request(self) -> ApprovalRequest:
         return self.item
+
+    @property
+    def revertable(self) -> bool:
+        """Decided, and past its decider's undo (a revert is a new decision by any reviewer)."""
+        return not self.pending and not self.undoable
+
+    @property
+    def reason_optional(self) -> bool:
+        """Approving supersedes no current fact, so it needs no reason (``QuarantineDesk.default_reason``)."""
+        return self.decidable and not self.effects["supersede"]
 
     @property
     def effects(self) -> dict[str, int]:

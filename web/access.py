@@ -21,7 +21,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db.models import Expression, Q, QuerySet
+from django.db.models import Expression, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render, resolve_url
 from django.utils.cache import patch_vary_headers
@@ -53,7 +54,15 @@ def visible_agents(user: Any) -> QuerySet[Agent]:
     if user.is_superuser:
         visible |= Q(team__isnull=True)
     counts = {name: expression() for name, expression in _nav_counts.items()}
-    return Agent.objects.filter(visible).select_related("team").annotate(**counts).order_by("agent_id")
+    # the user's role on each agent, for the navigation (it shows each role what it may use): no query of its own
+    mine = Membership.objects.filter(user=user, team_id=OuterRef("team_id")).values("role")[:1]
+    role: Expression = Value(Role.ADMIN.value) if user.is_superuser else Coalesce(Subquery(mine), Value(""))
+    return (
+        Agent.objects.filter(visible)
+        .select_related("team")
+        .annotate(viewer_role=role, **counts)
+        .order_by("agent_id")
+    )
 
 
 class AgentAccess:

@@ -113,6 +113,7 @@ from .guard import (
     quarantine_expire,
     quarantine_reject,
     quarantine_release,
+    quarantine_revert,
     quarantine_undo,
     store_facts_protected,
 )
@@ -410,6 +411,7 @@ __all__ = [
     "quarantine_expire",
     "quarantine_reject",
     "quarantine_release",
+    "quarantine_revert",
     "quarantine_undo",
     "quarantine_sweep",
     "store_facts_protected",

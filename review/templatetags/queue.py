@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from django import template
@@ -70,3 +71,50 @@ def options(choices: Any) -> SafeString:
 @functools.lru_cache(maxsize=64)
 def _options(choices: tuple[tuple[str, str], ...]) -> SafeString:
     return format_html_join("", '<option value="{}">{}</option>', choices)
+
+
+_BURST = re.compile(
+    r"^burst: (?P<count>\d+) (?:facts about '(?P<subject>.*)'|plain memories) from (?P<who>.+) "
+    r"within (?P<secs>\d+) s \(limit (?P<limit>\d+)\)$",
+    re.S,
+)
+_LOW_TRUST = re.compile(
+    r"^low_trust_override: a write at trust (?P<trust>[\d.]+) would supersede (?P<row>\S+) "
+    r"\((?P<origin>[^,]+), trust (?P<other>[\d.]+)\); the margin is (?P<margin>[\d.]+)$",
+    re.S,
+)
+
+
+def _span(secs: int) -> str:
+    if secs % 3600 == 0:
+        hours = secs // 3600
+        return "1 hour" if hours == 1 else f"{hours} hours"
+    if secs % 60 == 0:
+        minutes = secs // 60
+        return "1 minute" if minutes == 1 else f"{minutes} minutes"
+    return f"{secs} seconds"
+
+
+@register.filter
+def guard_words(reason: Any) -> str:
+    """Why the guard held a batch, as a sentence ("6 facts about “alice” in 1 hour; the limit is 5") instead of
+    the code the engine records; an unknown reason is returned as it is."""
+    text = str(reason or "").strip()
+    if not text:
+        return "The burst guard held it back."
+    if m := _BURST.match(text):
+        what = f"facts about “{m['subject']}”" if m["subject"] is not None else "plain memories"
+        return (
+            f"{m['count']} {what} from {m['who']} in {_span(int(m['secs']))}; the limit is {m['limit']}, so a "
+            "person decides."
+        )
+    if m := _LOW_TRUST.match(text):
+        return (
+            f"A source trusted {m['trust']} would replace what {m['origin']} (trusted {m['other']}) said: a "
+            f"source less trusted by {m['margin']} or more may not override it without a person."
+        )
+    if text == "guard_unavailable":
+        return "The burst guard could not count this write, so it was held to be safe."
+    if text.startswith("possible_injection"):
+        return "The injection scan found it suspicious, so it was held for a person."
+    return text

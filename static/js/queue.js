@@ -1,6 +1,8 @@
-/* memdesk queues (review/queue.py): live time-limit, claim and undo countdowns; keyboard shortcuts (j/k move,
-   a approve, r reject, e edit then approve, 1-9 pick a reason in an open picker, s skip, c claim/release,
-   u undo, ? help); the undo toast; the bulk panel.
+/* memdesk queues (review/queue.py): live time-limit, claim and undo countdowns; the compact list (one line
+   per item, the selected one open, as a pane beside the list on a wide screen); keyboard shortcuts (j/k move,
+   a approve (at once when it supersedes nothing), r reject, e edit then approve (on a batch: pick its facts),
+   1-9 pick a reason in an open picker, s skip, c claim/release, u undo, ? help); the undo toast; the bulk
+   panel.
    The list is #desk[data-queue]: its cards are .queue-card (id "<kind>-<id>", data-status, data-held,
    data-stale, ...); the desk names its items (data-noun), says when one is flagged (data-warn-secs), what an
    expired countdown reads (data-expired-text) and whether the end of the time limit decides the item
@@ -129,12 +131,45 @@
     var list = cards();
     for (var i = 0; i < list.length; i++) {
       list[i].classList.toggle("is-selected", list[i] === card);
+      list[i].classList.toggle("is-open", list[i] === card); // the compact list opens one item at a time
       if (list[i] === card) list[i].setAttribute("aria-current", "true");
       else list[i].removeAttribute("aria-current");
     }
     selectedId = card.id;
+    placePane();
     card.focus({ preventScroll: true });
     card.scrollIntoView({ block: "nearest" });
+  }
+
+  // On a wide screen the open item's detail is a pane beside the list, level with its line (CSS puts it
+  // there when the desk is wide enough; on a narrow one it opens under its line and this does nothing).
+  function placePane() {
+    var d = desk();
+    var box = d ? d.querySelector(".queue-items") : null;
+    var card = box ? box.querySelector(".queue-card.is-open") : null;
+    var body = card ? card.querySelector(".queue-body") : null;
+    if (!box) return;
+    if (!body || window.getComputedStyle(body).position !== "absolute") {
+      box.style.minHeight = "";
+      return;
+    }
+    var top = Math.max(0, card.offsetTop);
+    body.style.top = top + "px";
+    box.style.minHeight = top + body.offsetHeight + "px";
+  }
+  window.addEventListener("resize", placePane);
+
+  // The ticked facts of a batch that would supersede a current fact (an approval of those needs a reason).
+  function quickApprove(card) {
+    var form = card.querySelector("form.decide-form[id^='approve-form-']");
+    if (!form) return null;
+    var boxes = card.querySelectorAll(".fact-pick");
+    if (!boxes.length) return form.hasAttribute("data-quick") ? form : null;
+    for (var i = 0; i < boxes.length; i++) {
+      var row = boxes[i].closest(".fact-row");
+      if (boxes[i].checked && row && row.getAttribute("data-effect") === "supersede") return null;
+    }
+    return form;
   }
 
   function move(step) {
@@ -154,9 +189,24 @@
   function openDecision(kind) {
     var card = selected() || move(1);
     if (!card) return;
+    if (kind === "edit" && decidable(card)) {
+      // a batch: "edit" is choosing which of its facts to approve (Space ticks, Enter approves)
+      var box = card.querySelector(".fact-pick");
+      if (box && !card.querySelector(".decide details[data-decision='edit']")) {
+        box.focus();
+        return;
+      }
+    }
+    if (kind === "approve" && decidable(card)) {
+      var quick = quickApprove(card); // nothing current is superseded: one key approves, no reason asked
+      if (quick && submit(quick)) return;
+    }
     var details = card.querySelector(".decide details[data-decision='" + kind + "']");
     if (!details || !decidable(card)) {
-      var text = decidable(card) && kind === "edit" ? "This " + noun() + " cannot be edited."
+      var holder = card.getAttribute("data-claimed-by");
+      var text = decidable(card) && card.hasAttribute("data-held") && holder
+        ? "Claimed by " + holder + ": wait for the claim to end, or ask them."
+        : decidable(card) && kind === "edit" ? "This " + noun() + " cannot be edited."
         : decidable(card) ? "Only reviewers decide here."
         : "This " + noun() + " cannot be decided any more.";
       if (window.memdeskToast) window.memdeskToast(text, "info");
@@ -325,6 +375,7 @@
   }
 
   function typing(el) {
+    if (el && el.tagName === "INPUT" && /^(checkbox|radio)$/.test(el.type)) return false;
     return el && (el.isContentEditable || /^(INPUT|SELECT|TEXTAREA)$/.test(el.tagName));
   }
 
@@ -347,6 +398,12 @@
       if (picker && pickReason(picker, Number(event.key))) event.preventDefault();
       return;
     }
+    if (event.key === "Enter" && event.target.classList && event.target.classList.contains("fact-pick")) {
+      // Enter on a fact's box approves the ticked facts (asking for a reason if one would supersede)
+      event.preventDefault();
+      openDecision("approve");
+      return;
+    }
     if (typing(event.target)) return;
     switch (event.key) {
       case "j": move(1); break;
@@ -365,6 +422,15 @@
 
   document.addEventListener("click", function (event) {
     if (!event.target.closest) return;
+    // a line of the compact list opens its item (the link goes to the item alone without JavaScript)
+    var line = event.target.closest("#desk .queue-line");
+    if (line && !event.target.closest("button, form, a:not(.queue-open)")) {
+      var item = line.closest(".queue-card");
+      if (item) {
+        event.preventDefault();
+        select(item);
+      }
+    }
     if (event.target.closest("[data-keys-help]")) toggleHelp();
     var close = event.target.closest("[data-close-bulk]");
     var panel = document.getElementById("bulk-panel");
@@ -386,6 +452,7 @@
   document.addEventListener("htmx:afterSettle", function (event) {
     readSkew();
     tick();
+    placePane();
     if (reloadAfterClear && event.target && event.target.id === "desk") {
       reloadAfterClear = false;
       var first = pendingCards()[0];
@@ -420,6 +487,7 @@
   function start() {
     readSkew();
     tick();
+    placePane();
     window.setInterval(tick, 1000);
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

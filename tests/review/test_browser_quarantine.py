@@ -3,7 +3,7 @@
 One uvicorn child serves ``config.asgi`` (the dashboard and ``/mcp``) on a temporary SQLite file (the MCP test
 harness). An external MCP token sends two bursts of six facts about two subjects: both are quarantined and
 ``memory_search`` finds none of them. Debian's Chromium then signs in as a reviewer, opens the desk from the
-navigation badge, claims one batch with the keyboard (a second reviewer sees the claim and is refused), rejects
+navigation badge, claims one batch with the keyboard (a second reviewer sees the claim, with disabled buttons), rejects
 it (its facts include an HTML/JS payload, which shows as text), undoes the reject with ``u`` and rejects it
 again; a second tab approves the other batch with the mouse, undoes it from the toast (the agent stops seeing
 it over MCP) and approves it again; the badge follows by out-of-band swaps. Finally ``memory_search`` over MCP
@@ -122,7 +122,14 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             approve_card = page.locator(f"#batch-{to_approve}")
             expect(reject_card.locator("[role=timer]")).to_have_text(re.compile(r"^2[34] h \d\d min left$"))
             expect(reject_card.locator(".fact-row")).to_have_count(6)
-            expect(reject_card.locator(".guard-reason")).to_contain_text("facts about 'acme-pricing'")
+            # the guard's reason in words, and the token behind the origin (name, created, last used)
+            expect(reject_card.locator(".guard-reason")).to_contain_text(
+                re.compile(
+                    r"\d facts about “acme-pricing” from mcp_external:token-\d+ in 1 hour; the limit is 5"
+                )
+            )
+            expect(reject_card.locator(".token-name")).to_have_text("“ext”")
+            expect(reject_card.locator(".batch-origin-detail")).to_contain_text("last used")
             # the HTML/JS payload is text: shown verbatim, never run
             expect(reject_card.locator(".fact-content", has_text=XSS)).to_have_count(1)
             assert page.evaluate("typeof window.__xss") == "undefined"
@@ -158,12 +165,13 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
             held = second.locator(f"#batch-{to_reject}")
             expect(held.locator(".claim-holder")).to_have_text(f"user:{info['username']}")
             expect(held.locator(".claim-note")).to_contain_text("a decision by anyone else is refused")
-            held.locator("details.decide-reject summary").click()
-            held.locator("details.decide-reject select[name=reason]").select_option("wrong")
-            held.locator("details.decide-reject button[type=submit]").click()
-            expect(held.locator(".queue-error")).to_contain_text(
-                f"is claimed by user:{info['username']} until"
-            )
+            # its buttons are disabled for real (nothing to submit), with the holder and until when
+            expect(held.locator(".decide-disabled button[disabled]")).to_have_count(2)
+            expect(held.locator("form.decide-form")).to_have_count(0)
+            expect(held.locator(".decide-disabled")).to_contain_text(f"Held by user:{info['username']} until")
+            expect(held.locator(".takeover-form")).to_have_count(0)  # only an admin may take over
+            second.keyboard.press("r")  # the keyboard says who holds it instead of opening a form
+            expect(second.locator("#toasts")).to_contain_text(f"Claimed by user:{info['username']}")
             expect(held).to_have_attribute("data-status", "pending")
             ria.close()
 
@@ -260,6 +268,8 @@ def test_reviewer_rejects_and_approves_and_the_agent_sees_the_outcome(server):
 
             # The payload is text on the memory page too, and on the audit log
             reject_card = page.locator(f"#batch-{to_reject}")
+            reject_card.locator(".queue-line").click()  # the compact list opens one batch at a time
+            expect(reject_card).to_have_class(re.compile(r"\bis-open\b"))
             reject_card.locator(".fact-content", has_text=XSS).click()
             expect(page.locator("#memory-content")).to_have_text(XSS)
             page.goto(harness.base + f"/agents/{agent}/audit/?action=quarantine_denied")
@@ -308,6 +318,7 @@ def test_bulk_reject_over_a_filter_leaves_another_reviewers_claim_alone(server):
             second.on("pageerror", lambda exc: errors.append(str(exc)))
             sign_in(second, harness, info["second_username"], info["password"])
             second.goto(harness.base + f"/agents/{agent}/quarantine/")
+            second.locator(f"#batch-{b} .queue-line").click()  # opens it in the compact list
             second.locator(f"#batch-{b} .claim-form button").click()
             expect(second.locator(f"#batch-{b} .claim-badge")).to_contain_text("Claimed by you")
             ria.close()

@@ -215,7 +215,8 @@ def test_card_shows_origin_subject_reason_facts_and_countdown(desk, agent, world
     batch = world["batch"]
     c = card(html, batch.id)
     assert 'class="mono batch-subject">alice<' in c and f'class="mono batch-origin">{SPAM}<' in c
-    assert "burst: 5 facts about &#x27;alice&#x27; from channel:spam within 3600 s (limit 5)" in c
+    assert "5 facts about “alice” from channel:spam in 1 hour; the limit is 5, so a person decides." in c
+    assert 'title="burst: 5 facts about &#x27;alice&#x27; from channel:spam within 3600 s (limit 5)"' in c
     assert "5 facts" in c
     for content in (
         "Alice lives in Atlantis now",
@@ -321,7 +322,8 @@ def test_filters_status_and_origin(desk, agent, world):
     decided = desk.get(base + "?status=decided").content.decode()
     assert card_ids(decided) == [other.id]
     c = card(decided, other.id)
-    assert "decide-form" not in c  # read-only
+    assert "approve-form-" not in c and "reject-form-" not in c  # decided: only a revert is offered
+    assert "revert-form" in c
     assert ">rejected<" in c and ">user:cora<" in c and "poisoning: spam bot" in c and "<time" in c
     assert card_ids(desk.get(base + "?status=all").content.decode()) == [world["batch"].id, other.id]
     assert card_ids(desk.get(base + f"?status=all&batch={other.id}").content.decode()) == [other.id]
@@ -360,13 +362,19 @@ def test_htmx_gets_the_desk_partial_and_a_normal_request_the_page(desk, agent, w
     assert "<html" in boosted.content.decode()
 
 
-def test_nav_badge_counts_pending_batches_on_every_agent_page(client, viewer, agent, world):
+def test_nav_badge_counts_pending_batches_on_every_agent_page(client, viewer, reviewer, agent, world):
     make_burst(agent.agent_id, "bob", origin="channel:other")
-    login(client, viewer)  # everyone who sees the agent sees the count
+    login(client, reviewer)  # everyone who may open the desk sees the count
     for name in ("agent", "memories", "timeline", "mistakes"):
         html = client.get(reverse(f"dashboard:{name}", args=[agent.agent_id])).content.decode()
         nav = re.search(r'<a id="nav-quarantine".*?</a>', html, re.S).group(0)
         assert 'data-count="2">(2)<' in nav and url(agent.agent_id) in nav
+    # a viewer is not shown a link that would only refuse them
+    login(client, viewer)
+    assert (
+        'id="nav-quarantine"'
+        not in client.get(reverse("dashboard:agent", args=[agent.agent_id])).content.decode()
+    )
 
 
 def test_agent_home_links_desk_and_audit_for_reviewers(client, viewer, reviewer, agent, world):
@@ -527,7 +535,7 @@ def test_plain_post_redirects_to_the_decided_batch(desk, agent, world):
     assert card_ids(page) == [batch.id] and "Rejected: 5 facts about “alice” retracted." in page  # toast
     # and without HTMX a missing reason is the page with the error, 422
     other = make_burst(agent.agent_id, "bob", origin="channel:other")
-    response = desk.post(approve_url(agent.agent_id, other.id), {"reason": ""})
+    response = desk.post(reject_url(agent.agent_id, other.id), {"reason": ""})
     assert response.status_code == 422 and "A reason is required." in response.content.decode()
 
 

@@ -46,6 +46,7 @@ from .approvals import (
 from .burst import check_burst
 from .outbox import emit, outbox_attempted
 from .protected import guarded_plain, guarded_write, store_facts_protected
+from .revert import quarantine_revert
 from .scan import ScanVerdict, record_drop, scan_write
 from .sweep import sweep
 from .undo import MAX_BULK, BulkOutcome, quarantine_bulk, quarantine_undo
@@ -74,6 +75,7 @@ __all__ = [
     "quarantine_expire",
     "quarantine_reject",
     "quarantine_release",
+    "quarantine_revert",
     "quarantine_undo",
     "ScanVerdict",
     "guarded_plain",

@@ -17,6 +17,7 @@ from ..claims import (
     check_reason,
     claim_free_q,
     is_system,
+    live_claim,
 )
 from ..temporal import DERIVED_FIELDS, rederive_key
 from ..types import InvalidArgument, NotFound
@@ -41,6 +42,9 @@ MAX_CLAIM_SECS = 3600
 
 
 UNDO_SECS = 30  # the decider may undo a decision this long after making it
+
+
+MIXED = "mixed"  # an undo snapshot's verdict after a per-fact decision: each write's own is in "verdicts"
 
 
 def open_request(
@@ -227,56 +231,123 @@ def held_plain(request: ApprovalRequest) -> list[str]:
 
 
 def _apply_verdict(
-    request: ApprovalRequest, *, approve: bool, t: datetime, event: str, undoable: bool = False
+    request: ApprovalRequest,
+    *,
+    approve: bool,
+    t: datetime,
+    event: str,
+    undoable: bool = False,
+    only: set[str] | None = None,
 ) -> dict[str, int]:
+    """Apply the decision to the batch's writes and plain memories. ``only`` (a per-fact decision): approve
+    the facts whose memory ids it names and reject every other one of the batch (a write the reviewer was not
+    shown, such as a reaffirmation of another row, is rejected too: only what was ticked is released)."""
     writes = _request_writes(request)
     plain = held_plain(request)
     keys = sorted({(w.subject, w.predicate) for w in writes})
     for subject, predicate in keys:
         c.lock_key(request.agent_id, subject, predicate)
+    if only is None:
+        yes_writes, no_writes = (writes, []) if approve else ([], writes)
+        yes_plain, no_plain = (plain, []) if approve else ([], plain)
+    else:
+        yes_writes = [w for w in writes if w.memory_id in only]
+        no_writes = [w for w in writes if w.memory_id not in only]
+        yes_plain = [i for i in plain if i in only]
+        no_plain = [i for i in plain if i not in only]
     if undoable:
         snapshot = _snapshot(writes, [w.memory_id for w in writes if not w.is_reaffirm] + plain)
         snapshot["plain"] = plain
-        snapshot["verdict"] = FactWrite.STATE_BELIEVED if approve else FactWrite.STATE_RETRACTED
+        if only is None:
+            snapshot["verdict"] = FactWrite.STATE_BELIEVED if approve else FactWrite.STATE_RETRACTED
+        else:  # per fact: what each write and plain memory became, so an undo restores exactly those
+            snapshot["verdict"] = MIXED
+            snapshot["verdicts"] = {
+                **{str(w.id): FactWrite.STATE_BELIEVED for w in yes_writes},
+                **{str(w.id): FactWrite.STATE_RETRACTED for w in no_writes},
+            }
+            snapshot["plain_approved"] = yes_plain
         ApprovalRequest.objects.filter(id=request.id).update(undo_state=snapshot)
         request.undo_state = snapshot
-    if plain and approve:
-        Memory.objects.filter(id__in=plain).update(quarantined=False)
-    elif plain:
-        Memory.objects.filter(id__in=plain).update(
+    if yes_plain:
+        Memory.objects.filter(id__in=yes_plain).update(quarantined=False)
+    if no_plain:
+        Memory.objects.filter(id__in=no_plain).update(
             quarantined=False,
             invalidated_by_event=event or "quarantine_reject",
             invalidated_at=t,
             origin_trust=REJECT_TRUST,
         )
-    ids = [w.id for w in writes]
-    if approve:
-        FactWrite.objects.filter(id__in=ids).update(
+    if yes_writes:
+        FactWrite.objects.filter(id__in=[w.id for w in yes_writes]).update(
             state=FactWrite.STATE_BELIEVED, believed_from=t, believed_until=None
         )
-    else:
-        FactWrite.objects.filter(id__in=ids).update(
+    if no_writes:
+        FactWrite.objects.filter(id__in=[w.id for w in no_writes]).update(
             state=FactWrite.STATE_RETRACTED, origin_trust=REJECT_TRUST
         )
     for subject, predicate in keys:
         rederive_key(request.agent_id, subject, predicate, at=t, retract_event=event or None)
-    rows = [w.memory_id for w in writes if not w.is_reaffirm]
-    if not approve and rows:
-        Memory.objects.filter(id__in=rows).update(origin_trust=REJECT_TRUST)
+    rejected_rows = [w.memory_id for w in no_writes if not w.is_reaffirm]
+    if rejected_rows:
+        Memory.objects.filter(id__in=rejected_rows).update(origin_trust=REJECT_TRUST)
     if keys:
         c.bump_generation(request.agent_id)
-    return {"writes": len(ids), "rows": len(rows) + len(plain)}
+    rows = [w.memory_id for w in writes if not w.is_reaffirm]
+    return {"writes": len(writes), "rows": len(rows) + len(plain)}
+
+
+def _chosen_facts(request_id: Any, memory_ids: Any) -> set[str] | None:
+    """The facts a per-fact approval releases, checked against the batch: a non-empty list of the batch's own
+    memory ids (None when it names every fact: a whole approval)."""
+    if memory_ids is None:
+        return None
+    if isinstance(memory_ids, str | bytes) or not isinstance(memory_ids, list | tuple):
+        raise InvalidArgument("memory_ids must be a list of the batch's memory ids", field="memory_ids")
+    if not memory_ids:
+        raise InvalidArgument(
+            "approve at least one fact of the batch, or reject the whole batch", field="memory_ids"
+        )
+    request = (
+        ApprovalRequest.objects.filter(
+            id=request_id_of(request_id), action_kind=ApprovalRequest.KNOWLEDGE_QUARANTINE
+        )
+        .only("payload")
+        .first()
+    )
+    if request is None:
+        raise NotFound("no such approval request", field="request_id")
+    payload = request.payload or {}
+    batch = {i for i in [*payload.get("ids", []), *payload.get("plain_ids", [])] if isinstance(i, str)}
+    if len(memory_ids) > len(batch) or not all(isinstance(i, str) and i in batch for i in memory_ids):
+        raise InvalidArgument("memory_ids names a fact that is not in this batch", field="memory_ids")
+    chosen = set(memory_ids)
+    return None if chosen == batch else chosen
 
 
 def _decide(
-    request_id: Any, *, status: str, actor: str, reason: str, approve: bool, event: str
+    request_id: Any,
+    *,
+    status: str,
+    actor: str,
+    reason: str,
+    approve: bool,
+    event: str,
+    only: set[str] | None = None,
 ) -> ApprovalRequest:
     actor = c.check_actor(actor)
     t = c.now()
     request = _win(request_id, status, actor, reason, t)
     counts = _apply_verdict(
-        request, approve=approve, t=t, event=event, undoable=request.undo_until is not None
+        request, approve=approve, t=t, event=event, undoable=request.undo_until is not None, only=only
     )
+    split: dict[str, Any] = {}
+    if only is not None:
+        batch = list(dict.fromkeys([*request.payload.get("ids", []), *request.payload.get("plain_ids", [])]))
+        split = {
+            "approved_ids": [i for i in batch if i in only],
+            "rejected_ids": [i for i in batch if i not in only],
+        }
     c.audit(
         agent_id=request.agent_id,
         actor=actor,
@@ -289,25 +360,35 @@ def _decide(
         ids=request.payload.get("ids", []),
         writes=counts["writes"],
         rows=counts["rows"],
+        **split,
     )
     emit(
         "knowledge.decided",
         request.agent_id,
-        {"request_id": request.id, "status": status, "actor": actor, "reason": reason},
+        {"request_id": request.id, "status": status, "actor": actor, "reason": reason, **split},
     )
     return request
 
 
 @c.write_transaction
-def quarantine_approve(request_id: Any, actor: str, reason: str) -> ApprovalRequest:
-    """Release the batch: its writes are applied through the timeline rules as if written then."""
+def quarantine_approve(
+    request_id: Any, actor: str, reason: str, memory_ids: list[str] | None = None
+) -> ApprovalRequest:
+    """Release the batch: its writes are applied through the timeline rules as if written then.
+
+    ``memory_ids`` (a per-fact decision, "approve 4 of 6"): only those facts of the batch are released and
+    the others rejected as by ``quarantine_reject``, in the same decision: one audit entry
+    (``approved_ids``/``rejected_ids``), one undo that restores both."""
+    reason = check_reason(reason)
+    only = _chosen_facts(request_id, memory_ids)
     return _decide(
         request_id,
         status=ApprovalRequest.APPROVED,
         actor=actor,
-        reason=check_reason(reason),
+        reason=reason,
         approve=True,
-        event="",
+        event="quarantine_reject" if only is not None else "",
+        only=only,
     )
 
 
@@ -348,22 +429,26 @@ def locked_request(rid: int) -> ApprovalRequest:
 
 
 @c.write_transaction
-def quarantine_claim(*, request_id: Any, actor: str, secs: int = CLAIM_SECS) -> ApprovalRequest:
+def quarantine_claim(
+    *, request_id: Any, actor: str, secs: int = CLAIM_SECS, take_over: bool = False
+) -> ApprovalRequest:
     """Claim a pending batch while working on it (or renew one's own claim) for ``secs`` seconds.
 
     Others see who holds it and until when; their decisions are refused (``claimed_by_other``) until the claim
-    ends: released, decided, or simply expired (times are compared; no job is needed).
+    ends: released, decided, or simply expired (times are compared; no job is needed). ``take_over`` (an
+    admin's, checked by the caller) claims it even from another holder: audited as
+    ``quarantine_taken_over`` with the holder it was taken from.
     """
     actor = c.check_actor(actor)
     if isinstance(secs, bool) or not isinstance(secs, int) or not 1 <= secs <= MAX_CLAIM_SECS:
         raise InvalidArgument(f"secs must be an integer from 1 to {MAX_CLAIM_SECS}", field="secs")
     rid = request_id_of(request_id)
     t = c.now()
-    won = (
-        ApprovalRequest.objects.filter(id=rid, status=ApprovalRequest.PENDING, expires_at__gt=t)
-        .filter(claim_free_q(actor, t))
-        .update(claimed_by=actor, claimed_until=t + timedelta(seconds=secs))
-    )
+    before = locked_request(rid) if take_over else None
+    pending = ApprovalRequest.objects.filter(id=rid, status=ApprovalRequest.PENDING, expires_at__gt=t)
+    if not take_over:
+        pending = pending.filter(claim_free_q(actor, t))
+    won = pending.update(claimed_by=actor, claimed_until=t + timedelta(seconds=secs))
     request = ApprovalRequest.objects.filter(id=rid).first()
     if request is None:
         raise NotFound("no such approval request", field="request_id")
@@ -379,16 +464,25 @@ def quarantine_claim(*, request_id: Any, actor: str, secs: int = CLAIM_SECS) -> 
                 field="request_id",
             )
         raise _claimed_by_other(request)
+    taken_from = ""
+    if (
+        before is not None
+        and before.claimed_by != actor
+        and live_claim(before.claimed_by, before.claimed_until, t)
+    ):
+        taken_from = before.claimed_by
     c.audit(
         agent_id=request.agent_id,
         actor=actor,
-        action="quarantine_claimed",
+        action="quarantine_taken_over" if taken_from else "quarantine_claimed",
         subject=request.subject,
-        reason=f"claimed until {request.claimed_until:%H:%M:%S} UTC",
+        reason=(f"taken over from {taken_from}; " if taken_from else "")
+        + f"claimed until {request.claimed_until:%H:%M:%S} UTC",
         at=t,
         request_id=request.id,
         origin=request.origin,
         claimed_until=iso_or_none(request.claimed_until),
+        **({"taken_from": taken_from} if taken_from else {}),
     )
     return request
 

@@ -23,6 +23,7 @@ from ..temporal import rederive_key
 from ..types import EngineError, InvalidArgument, NotFound
 from .approvals import (
     CLAIM_SECS,
+    MIXED,
     ROW_FIELDS,
     from_iso,
     iso_or_none,
@@ -83,11 +84,16 @@ def _restore_writes(agent_id: str, snapshot: dict[str, Any], verdict: str) -> li
     """Put the batch's writes back into quarantine as they were before the verdict. Writes something else has
     changed since (a purge retracting approved writes, say) are left alone."""
     saved = snapshot.get("writes") or {}
-    writes = list(
-        FactWrite.objects.filter(agent_id=agent_id, id__in=[int(i) for i in saved], state=verdict).order_by(
-            "id"
-        )
-    )
+    verdicts = snapshot.get("verdicts") or {}  # a per-fact decision: each write's own verdict
+    writes = [
+        w
+        for w in FactWrite.objects.filter(
+            agent_id=agent_id,
+            id__in=[int(i) for i in saved],
+            state__in=(FactWrite.STATE_BELIEVED, FactWrite.STATE_RETRACTED),
+        ).order_by("id")
+        if w.state == verdicts.get(str(w.id), verdict)
+    ]
     groups: dict[tuple[Any, ...], list[int]] = {}
     for w in writes:
         believed_from, believed_until, trust = saved[str(w.id)]
@@ -125,6 +131,13 @@ def _restore_plain(snapshot: dict[str, Any], verdict: str) -> int:
     plain = snapshot.get("plain") or []
     if not plain:
         return 0
+    if verdict == MIXED:  # a per-fact decision: the approved ones, then the rejected ones
+        approved = set(snapshot.get("plain_approved") or [])
+        return _restore_plain(
+            {**snapshot, "plain": [i for i in plain if i in approved]}, FactWrite.STATE_BELIEVED
+        ) + _restore_plain(
+            {**snapshot, "plain": [i for i in plain if i not in approved]}, FactWrite.STATE_RETRACTED
+        )
     rows = Memory.objects.filter(id__in=plain, subject__isnull=True)
     if verdict == FactWrite.STATE_BELIEVED:
         return rows.filter(quarantined=False, invalidated_by_event__isnull=True).update(quarantined=True)
@@ -169,7 +182,7 @@ def quarantine_undo(*, request_id: Any, actor: str, reason: str = "undone by the
             "the undo window has passed; a later revert is a new decision by other means", field="request_id"
         )
     verdict = (request.undo_state or {}).get("verdict")
-    if verdict not in (FactWrite.STATE_BELIEVED, FactWrite.STATE_RETRACTED):
+    if verdict not in (FactWrite.STATE_BELIEVED, FactWrite.STATE_RETRACTED, MIXED):
         raise UndoExpired("this decision cannot be undone", field="request_id")
     previous, decided_at = request.status, request.decided_at
     paused = t - decided_at  # the TTL clock stops while the batch is decided
