@@ -301,3 +301,28 @@ def test_the_rekey_command_reports_json_and_refuses_a_bad_agent(registry_file):
     with pytest.raises(SystemExit):
         call_command("rekey_predicates", "--agent", "", stderr=err)
     assert "invalid" in err.getvalue()
+
+
+# --- verdicts --------------------------------------------------------------------------------------------
+
+
+def test_the_judge_lets_values_coexist_and_an_explicit_retraction_ends_only_that_value():
+    tea = likes("tea", valid_from=dt("2026-01-01"))
+    coffee = likes("coffee", valid_from=dt("2026-02-01"))
+    rows = [Memory.objects.get(id=i) for i in (tea.id, coffee.id)]
+    verdict = engine.judge(rows[0], rows[1])
+    assert verdict.verdict == "COEXIST" and verdict.rule == "multi_valued"
+    # "no longer likes tea, switched to coffee": the judge's multi_retract SUPERSEDE ends the tea value alone
+    switched = likes(
+        "water", valid_from=dt("2026-03-01"), content="Ana no longer likes tea, she switched to water"
+    )
+    retract = engine.judge(Memory.objects.get(id=tea.id), Memory.objects.get(id=switched.id))
+    assert retract.verdict == "SUPERSEDE" and retract.rule == "multi_retract"
+    applied = engine.verdict_apply(
+        agent_id=A, verdict="SUPERSEDE", old_id=tea.id, new_id=switched.id, source_event="dream:1:1", actor="x"
+    )
+    assert values_at(dt("2026-02-15")) == ["coffee", "tea"]
+    assert values_at(NOW) == ["coffee", "water"]
+    assert Memory.objects.get(id=tea.id).valid_until == dt("2026-03-01")
+    engine.verdict_undo(agent_id=A, undo=applied.undo, actor="x", reason="undo")
+    assert values_at(NOW) == ["coffee", "tea", "water"]
