@@ -319,7 +319,12 @@ def test_the_judge_lets_values_coexist_and_an_explicit_retraction_ends_only_that
     retract = engine.judge(Memory.objects.get(id=tea.id), Memory.objects.get(id=switched.id))
     assert retract.verdict == "SUPERSEDE" and retract.rule == "multi_retract"
     applied = engine.verdict_apply(
-        agent_id=A, verdict="SUPERSEDE", old_id=tea.id, new_id=switched.id, source_event="dream:1:1", actor="x"
+        agent_id=A,
+        verdict="SUPERSEDE",
+        old_id=tea.id,
+        new_id=switched.id,
+        source_event="dream:1:1",
+        actor="x",
     )
     assert values_at(dt("2026-02-15")) == ["coffee", "tea"]
     assert values_at(NOW) == ["coffee", "water"]
