@@ -16,7 +16,10 @@ import os
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 from wsgiref.simple_server import make_server
 
@@ -27,7 +30,10 @@ from docs.screenshots.take import CHROMIUM, LAUNCH_ARGS, OUT, _Quiet, _Server  #
 PASSWORD = "demo-password-123"
 
 
-def main() -> int:
+@contextmanager
+def demo_browser(username: str) -> Iterator[tuple[Any, str]]:
+    """A throwaway SQLite database seeded by ``seed_demo``, the dashboard served on 127.0.0.1 in a thread, and a
+    Chromium page signed in as the demo user ``username`` (requests to any other host aborted): (page, base URL)."""
     tmp = tempfile.mkdtemp(prefix="memdesk-shots-")
     os.environ["MEMDESK_VAR_DIR"] = tmp
     os.environ["MEMDESK_CONFIG"] = str(Path(tmp) / "absent.toml")  # the burst guard at its defaults
@@ -51,7 +57,7 @@ def main() -> int:
     base = f"http://127.0.0.1:{server.server_port}"
 
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
@@ -64,19 +70,30 @@ def main() -> int:
         )
         page = context.new_page()
         page.goto(base + "/login/")
-        page.fill("#id_username", "curator")
+        page.fill("#id_username", username)
         page.fill("#id_password", PASSWORD)
         page.click("button[type=submit]")
         page.wait_for_url(base + "/")
+        try:
+            yield page, base
+        finally:
+            browser.close()
+            server.shutdown()
+
+
+def main() -> int:
+    from playwright.sync_api import expect
+
+    with demo_browser("curator") as (page, base):
         page.goto(base + "/agents/support-bot/graph/?entity=%E6%9D%8E%E8%80%81%E9%97%86&depth=2")
         expect(page.locator("#graph-canvas")).to_have_attribute("data-rendered", "true")
         point = page.evaluate(
             """(id) => {
-              const net = window.memdeskGraph;
-              const dom = net.canvasToDOM(net.getPositions([id])[id]);
-              const box = document.querySelector('#graph-canvas canvas').getBoundingClientRect();
-              return {x: box.left + dom.x, y: box.top + dom.y};
-            }""",
+                  const net = window.memdeskGraph;
+                  const dom = net.canvasToDOM(net.getPositions([id])[id]);
+                  const box = document.querySelector('#graph-canvas canvas').getBoundingClientRect();
+                  return {x: box.left + dom.x, y: box.top + dom.y};
+                }""",
             "李老闆",
         )
         page.mouse.click(point["x"], point["y"])
@@ -88,8 +105,6 @@ def main() -> int:
         page.mouse.move(box["x"] + 8, box["y"] + 8)  # off the node: its tooltip hides
         page.wait_for_timeout(300)
         page.screenshot(path=str(OUT / "graph.png"), full_page=True)
-        browser.close()
-    server.shutdown()
     print(f"wrote {OUT / 'graph.png'}")
     return 0
 

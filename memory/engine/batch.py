@@ -21,6 +21,7 @@ from memory.models import FactWrite, Memory
 
 from . import common as c
 from . import rawsql
+from .archive import same_text
 from .belief import believed_sql
 from .temporal import CONTINUATION_KEY, FactInput, _row_values, apply_fact, check_fact, reaffirm_entries
 from .types import EngineError, InvalidArgument, InvalidTime, StoreResult
@@ -292,7 +293,7 @@ class _Plan:
             if (
                 winner is not None
                 and (winner.object or None) == (f.object or None)
-                and winner.content.strip() == f.content.strip()
+                and same_text(winner.id, winner.content, f.content)
             ):
                 earlier = winner.reaffirmed_by
                 winner.reaffirmed_by, winner.confidence = reaffirm_entries(

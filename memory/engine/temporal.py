@@ -233,7 +233,7 @@ def _fast_write(fact: FactInput, start: datetime, end: datetime | None, t: datet
         _, _, rid, since, obj, content, metadata, reaffirmed, confidence, origin = opens[0]
         since = rawsql.as_utc(since)
         if since is not None and since < start and CONTINUATION_KEY not in (rawsql.load_json(metadata) or {}):
-            if (obj or None) == (fact.object or None) and content.strip() == fact.content.strip():
+            if (obj or None) == (fact.object or None) and same_text(rid, content, fact.content):
                 return _fast_reaffirm(
                     fact, rid, start, t, rawsql.load_json(reaffirmed) or [], confidence, origin
                 )

@@ -206,6 +206,11 @@ def test_writing_a_tiered_fact_again_reaffirms_it() -> None:
         )  # fmt: skip
     assert (again.outcome, again.id) == ("reaffirmed", first.id)
     assert (distilled[0].outcome, distilled[0].id) == ("reaffirmed", first.id)
+    with time_machine.travel(T0 + timedelta(days=102), tick=False):
+        (batched,) = engine.store_temporal_many(
+            agent_id=A, facts=[{"content": text, "subject": "infra", "predicate": "review", "object": "q3"}]
+        )
+    assert (batched.outcome, batched.id) == ("reaffirmed", first.id)
     assert Memory.objects.filter(agent_id=A).count() == 1
 
 

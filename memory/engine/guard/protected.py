@@ -106,7 +106,7 @@ def low_trust_override(fact: FactInput, t: datetime) -> str:
     )
     if row is None or row.origin_trust - fact.origin_trust < margin - 1e-9:
         return ""
-    if (row.object or None) == (fact.object or None) and row.content.strip() == fact.content.strip():
+    if (row.object or None) == (fact.object or None) and holds(row, fact.content):
         return ""  # the same value: a reaffirmation, which supersedes nothing
     return (
         f"low_trust_override: a write at trust {fact.origin_trust:g} would supersede {row.id} "
