@@ -103,7 +103,7 @@ def _box(
 
 
 def build(
-    rows: list[Any], *, now: datetime, at: datetime, as_of: datetime | None, answer_id: str | None
+    rows: list[Any], *, now: datetime, at: datetime, as_of: datetime | None, answer_ids: set[str]
 ) -> Chart | None:
     """The chart of ``rows`` (``selectors.TimelineRow``), or None when there is nothing to draw."""
     records = [r.record for r in rows if r.record.valid_from is not None and r.record.ingested_at is not None]
@@ -131,7 +131,7 @@ def build(
             f"{m.object or '(no object)'}: {row.status}. True {_when(m.valid_from)} to {_when(m.valid_until)}; "
             f"learned {_when(m.ingested_at)}"
         )
-        box = functools.partial(_box, m.id, row.status, m.id == answer_id)
+        box = functools.partial(_box, m.id, row.status, m.id in answer_ids)
 
         if m.retracted:
             end = y(m.invalidated_at) if m.invalidated_at else bottom_edge

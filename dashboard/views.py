@@ -140,9 +140,9 @@ def timeline(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     subject, predicate = form.cleaned_data["subject"], form.cleaned_data["predicate"]
     at = form.cleaned_data.get("at") or now
     as_of = form.cleaned_data.get("as_of")
-    answer = None
-    if not form.errors:
-        answer = engine.get_at(agent_id=aid, subject=subject, predicate=predicate, at=at, as_of=as_of)
+    answers: list[engine.MemoryRecord] = []
+    if not form.errors:  # every value holding then: one, or several for a multi-valued predicate (SPEC B3)
+        answers = engine.get_values_at(agent_id=aid, subject=subject, predicate=predicate, at=at, as_of=as_of)
     context = {
         "agent": access.agent,
         "form": form,
@@ -151,14 +151,17 @@ def timeline(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
         "at": at,
         "as_of": as_of,
         "at_given": bool(form.cleaned_data.get("at")),
-        "answer": answer,
+        "answer": answers[0] if answers else None,
+        "answers": answers,
+        "answer_ids": {a.id for a in answers},
+        "multi_valued": engine.is_multi_valued(predicate),
         "now": now,
     }
     rows = selectors.timeline(aid, subject, predicate, at=now)
     context["chart"] = timeline_chart.build(
-        rows, now=now, at=at, as_of=as_of, answer_id=answer.id if answer is not None else None
+        rows, now=now, at=at, as_of=as_of, answer_ids=context["answer_ids"]
     )
-    if answer is None and not form.errors:
+    if not answers and not form.errors:
         context["why_nothing"] = timeline_chart.why_nothing(rows, at=at, as_of=as_of)
     if not wants_fragment(request):
         context["rows"] = rows

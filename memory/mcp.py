@@ -468,13 +468,18 @@ async def memory_get_history(ctx: Context, subject: Subject, predicate: Predicat
 def _get_at(
     p: engine.Principal, *, subject: str, predicate: str, at: str, as_of: str | None
 ) -> dict[str, Any]:
-    record = engine.get_at(agent_id=p.agent_id, subject=subject, predicate=predicate, at=at, as_of=as_of)
+    records = engine.get_values_at(
+        agent_id=p.agent_id, subject=subject, predicate=predicate, at=at, as_of=as_of
+    )
     return {
         "subject": subject,
         "predicate": predicate,
         "at": _normalise_time(at),
-        "record": record.to_dict() if record else None,
-        "found": record is not None,
+        "record": records[0].to_dict() if records else None,
+        "found": bool(records),
+        # SPEC B3: a multi-valued predicate (likes, speaks, ...) may hold several values at once
+        "multi_valued": engine.is_multi_valued(predicate),
+        "records": [r.to_dict() for r in records],
     }
 
 
@@ -488,8 +493,9 @@ async def memory_get_at(
         str | None, Field(description="Answer as believed at this record time (RFC 3339); default now")
     ] = None,
 ) -> CallToolResult:
-    """The value of a fact at world time `at`. Needs memory:read.
-    Returns {subject, predicate, at, record, found}."""
+    """The value of a fact at world time `at`. Needs memory:read. For a multi-valued predicate (likes, speaks,
+    uses_tool, ...) every value holding then is in `records` (latest start first); `record` is the first.
+    Returns {subject, predicate, at, record, found, multi_valued, records}."""
     return await invoke(ctx, READ, _get_at, subject=subject, predicate=predicate, at=at, as_of=as_of)
 
 

@@ -456,21 +456,23 @@ def _volatile(agent_id: str, at: datetime, out: _Collector) -> None:
         Memory.objects.filter(agent_id=agent_id, subject__isnull=False, predicate__isnull=False)
         .filter(ingested_at__gte=since, ingested_at__lte=at)
         .exclude(RETRACTED)
-        .values("subject", "predicate")
+        .values("subject", "predicate", "value_key")  # per key: each value of a multi-valued predicate alone
         .annotate(n=Count("id"), latest=Count("object", distinct=True))
         .filter(n__gt=VOLATILE_CHANGES)
-        .order_by("-n", "subject", "predicate")
+        .order_by("-n", "subject", "predicate", "value_key")
     )
     for row in rows:
+        value = f" ({row['value_key']})" if row["value_key"] else ""
         out.add(
             Finding(
                 kind="volatile",
                 rule="volatile_key",
                 severity="info",
                 ids=(),
-                message=f"{row['subject']} {row['predicate']} changed value {row['n']} times in the last "
+                message=f"{row['subject']} {row['predicate']}{value} changed value {row['n']} times in the last "
                 f"{VOLATILE_DAYS} days ({row['latest']} distinct values)",
-                key=f"volatile|{row['subject']}|{row['predicate']}",
+                key=f"volatile|{row['subject']}|{row['predicate']}"
+                + (f"|{row['value_key']}" if value else ""),
             )
         )
 

@@ -4,9 +4,10 @@ near-equality, tokens for overlap and blocking, and the negation / change cues (
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from rapidfuzz import fuzz
+
+from memory.registry import normalize_predicate, normalize_text  # the registry owns name normalisation
 
 __all__ = [
     "NEAR_PREDICATE",
@@ -30,7 +31,6 @@ NEAR_PREDICATE = 0.88  # two predicate names at or above this similarity are nea
 # Value types compared exactly (after normalisation): a near miss is a different value ("2021-03-04" vs "-05").
 STRICT_TYPES = frozenset({"date", "integer", "enum", "url", "email"})
 
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 _PARENS = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|（[^（）]*）|【[^【】]*】")
 _PUNCT = re.compile(r"[^\w\s]|_", re.UNICODE)
 _LEGAL = re.compile(
@@ -69,19 +69,6 @@ _ZH_CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("stopped", ("离职", "離職", "辞职", "辭職", "停用", "放弃", "放棄")),
     ("formerly", ("以前", "之前", "曾经", "曾經")),
 )
-
-
-def normalize_text(text: object) -> str:
-    """NFKC, case-folded, curly apostrophes straightened, whitespace runs folded, trimmed."""
-    if not isinstance(text, str):
-        return ""
-    return " ".join(unicodedata.normalize("NFKC", text).translate(_APOSTROPHES).casefold().split())
-
-
-def normalize_predicate(name: object) -> str:
-    """Predicate names compare like this: trimmed, lower-cased, spaces and hyphens (runs) to one ``_``."""
-    text = normalize_text(name)
-    return re.sub(r"[\s\-]+", "_", text).strip("_")
 
 
 def value_key(value: object, value_type: str = "text") -> str:

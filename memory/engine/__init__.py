@@ -29,6 +29,7 @@ from .belief import (
     is_retracted,
     is_tainted,
 )
+from .cardinality import is_multi as is_multi_valued
 from .common import graph_generation, recorded_at
 from .dream import dream_execute, dream_run, lint
 from .dream_prune import PRUNE_EVENT, prune_end
@@ -166,6 +167,7 @@ from .public import (
 )
 from .purge import expire_by_subject, invalidate_by_origin
 from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_context, render_block
+from .rekey import RekeyReport, rekey_predicates
 from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer, summarize
 from .review import CLAIM_SECS as REVIEW_CLAIM_SECS
 from .review import KINDS as REVIEW_KINDS
@@ -194,7 +196,7 @@ from .review_policy import IMPACT_THRESHOLD as REVIEW_IMPACT_THRESHOLD
 from .review_policy import PolicyInEffect, policy_in_effect
 from .skills import LEVELS as SKILL_LEVELS
 from .skills import SkillRecord, SkillUse, skill_use, skills, skills_check
-from .temporal import get_at, get_history, retract_fact
+from .temporal import get_at, get_history, get_values_at, retract_fact
 from .tiers import (
     ArchiveRecord,
     RetierResult,
@@ -391,6 +393,9 @@ __all__ = [
     "normalize_entity",
     "resolve_entity",
     "retract_fact",
+    "rekey_predicates",
+    "is_multi_valued",
+    "RekeyReport",
     "ScanResult",
     "scan_fact",
     "scan_injection",
@@ -468,6 +473,7 @@ __all__ = [
     "get_at",
     "get_by_ids",
     "get_history",
+    "get_values_at",
     "get_memory",
     "graph_generation",
     "recorded_at",

@@ -154,10 +154,10 @@ class _Key:
 
 @c.write_transaction
 def _write_chunk(agent_id: str, facts: list[FactInput], t: datetime) -> list[StoreResult]:
-    by_key: dict[tuple[str, str], list[int]] = {}
+    by_key: dict[tuple[str, str, str], list[int]] = {}  # (subject, predicate, value_key): SPEC B3
     for pos, f in enumerate(facts):
-        by_key.setdefault((f.subject, f.predicate), []).append(pos)
-    c.lock_keys(agent_id, by_key)
+        by_key.setdefault((f.subject, f.predicate, f.value_key), []).append(pos)
+    c.lock_keys(agent_id, {(s, p) for s, p, _ in by_key})
     starts = {key: min(facts[p].valid_from or t for p in positions) for key, positions in by_key.items()}
     state = _read_keys(agent_id, starts)
     results: list[StoreResult | None] = [None] * len(facts)
@@ -177,37 +177,41 @@ def _values_sql(n: int, width: int, casts: tuple[str, ...]) -> str:
     return ", ".join([one] * n)
 
 
-def _read_keys(agent_id: str, starts: dict[tuple[str, str], datetime]) -> dict[tuple[str, str], _Key]:
+def _read_keys(
+    agent_id: str, starts: dict[tuple[str, str, str], datetime]
+) -> dict[tuple[str, str, str], _Key]:
     """Per key: the latest believed write start, and the believed rows that reach its earliest start here."""
     keys = list(starts)
     pg = rawsql.vendor() == "postgresql"
-    casts = ("::text", "::text", "::timestamptz") if pg else ("", "", "")
+    casts = ("::text", "::text", "::text", "::timestamptz") if pg else ("", "", "", "")
     out = {key: _Key(None) for key in keys}
-    flat = [v for s, p in keys for v in (s, p)]
+    flat = [v for key in keys for v in key]
     latest_sql = (
-        f"WITH k(s, p) AS (VALUES {_values_sql(len(keys), 2, casts)})"
-        " SELECT k.s, k.p, (SELECT MAX(w.req_from) FROM memory_fact_writes w WHERE w.agent_id = %s"
-        " AND w.subject = k.s AND w.predicate = k.p AND w.state = 'believed') FROM k"
+        f"WITH k(s, p, v) AS (VALUES {_values_sql(len(keys), 3, casts)})"
+        " SELECT k.s, k.p, k.v, (SELECT MAX(w.req_from) FROM memory_fact_writes w WHERE w.agent_id = %s"
+        " AND w.subject = k.s AND w.predicate = k.p AND w.value_key = k.v AND w.state = 'believed') FROM k"
     )
-    for s, p, latest in rawsql.run(latest_sql, [*flat, agent_id]).fetchall():
-        out[(s, p)].latest = rawsql.as_utc(latest)
+    for s, p, v, latest in rawsql.run(latest_sql, [*flat, agent_id]).fetchall():
+        out[(s, p, v)].latest = rawsql.as_utc(latest)
     rows_sql = (
-        f"WITH k(s, p, t) AS (VALUES {_values_sql(len(keys), 3, casts)})"
-        " SELECT m.subject, m.predicate, m.id, m.valid_from, m.valid_until, m.object, m.content, m.metadata,"
-        " m.reaffirmed_by, m.confidence, m.origin FROM k JOIN memories m ON m.agent_id = %s"
-        f" AND m.subject = k.s AND m.predicate = k.p WHERE {believed_sql('m')}"
+        f"WITH k(s, p, v, t) AS (VALUES {_values_sql(len(keys), 4, casts)})"
+        " SELECT m.subject, m.predicate, m.value_key, m.id, m.valid_from, m.valid_until, m.object, m.content,"
+        " m.metadata, m.reaffirmed_by, m.confidence, m.origin FROM k JOIN memories m ON m.agent_id = %s"
+        f" AND m.subject = k.s AND m.predicate = k.p AND m.value_key = k.v WHERE {believed_sql('m')}"
         " AND (m.valid_until IS NULL OR m.valid_until >= k.t) ORDER BY m.id"
     )
     params = [
-        v for (s, p), start in starts.items() for v in (s, p, rawsql.convert(Memory, "valid_from", start))
+        v
+        for (s, p, vk), start in starts.items()
+        for v in (s, p, vk, rawsql.convert(Memory, "valid_from", start))
     ]
-    for s, p, mid, vf, vu, obj, content, meta, reaffirmed, confidence, origin in rawsql.run(
+    for s, p, v, mid, vf, vu, obj, content, meta, reaffirmed, confidence, origin in rawsql.run(
         rows_sql, [*params, agent_id]
     ).fetchall():
         continued = (not isinstance(meta, str) or CONTINUATION_KEY in meta) and CONTINUATION_KEY in (
             rawsql.load_json(meta) or {}
         )
-        out[(s, p)].rows.append(
+        out[(s, p, v)].rows.append(
             _Row(
                 mid,
                 rawsql.as_utc(vf),
@@ -348,6 +352,7 @@ class _Plan:
             subject=f.subject,
             predicate=f.predicate,
             object=f.object,
+            value_key=f.value_key,
             content=f.content,
             req_from=start,
             req_until=end,

@@ -168,7 +168,7 @@ def approval_effects(agent_id: str, rows: Sequence[Memory]) -> dict[str, Approva
     believed row of its key covering its ``valid_from`` (or creation time). Plain memories (no triple) are
     ``new``."""
     facts = [m for m in rows if m.subject and m.predicate]
-    believed: dict[tuple[str, str], list[Memory]] = {}
+    believed: dict[tuple[str, str, str], list[Memory]] = {}  # per key (SPEC B3: with its value_key)
     if facts:
         earliest = min(m.valid_from or m.created_at for m in facts)
         candidates = Memory.objects.filter(
@@ -177,11 +177,12 @@ def approval_effects(agent_id: str, rows: Sequence[Memory]) -> dict[str, Approva
             predicate__in=sorted({m.predicate for m in facts if m.predicate}),
         ).filter(BELIEVED & (Q(valid_until__isnull=True) | Q(valid_until__gt=earliest)))
         for m in candidates:
-            believed.setdefault((m.subject or "", m.predicate or ""), []).append(m)
+            believed.setdefault((m.subject or "", m.predicate or "", m.value_key), []).append(m)
     out: dict[str, ApprovalEffect] = {}
     for m in rows:
         other = None
         if m.subject and m.predicate:
-            other = _covering(believed.get((m.subject, m.predicate), []), m.valid_from or m.created_at, m.id)
+            key = (m.subject, m.predicate, m.value_key)
+            other = _covering(believed.get(key, []), m.valid_from or m.created_at, m.id)
         out[m.id] = ApprovalEffect(m, other)
     return out

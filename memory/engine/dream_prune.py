@@ -47,12 +47,13 @@ def prune_end(*, agent_id: str, memory_id: str, why: str, source_event: str, act
             agent_id=agent_id,
             subject=row.subject,
             predicate=row.predicate,
+            value_key=row.value_key,  # only this value of a multi-valued predicate ends (SPEC B3)
             state=FactWrite.STATE_BELIEVED,
             req_from__lte=t,
         ):
             if w.req_until is None or w.req_until > t:
                 FactWrite.objects.filter(id=w.id).update(req_until=t)
-        rederive_key(agent_id, row.subject, row.predicate, at=t)
+        rederive_key(agent_id, row.subject, row.predicate, at=t, value_key=row.value_key)
         ended = [row.id, primary]
         c.bump_generation(agent_id)
     else:

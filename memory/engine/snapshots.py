@@ -20,6 +20,7 @@ ROW_FIELDS = (*DERIVED_FIELDS, "reaffirmed_by", "confidence", "origin_trust")
 WRITE_FIELDS = (
     "subject",
     "predicate",
+    "value_key",
     "memory_id",
     "is_reaffirm",
     "state",

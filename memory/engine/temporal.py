@@ -18,6 +18,7 @@ from . import common as c
 from . import rawsql
 from .archive import holds, same_text
 from .belief import believed_sql, current_q, is_believed, is_current, is_retracted
+from .cardinality import value_key as key_value
 from .graph.names import MAX_OBJECT_CHARS, check_entity_length
 from .provenance import NON_CORROBORATING, check_origin, effective_trust, origin_class
 from .timeline import Segment, WriteSpan, derive, value_at
@@ -67,6 +68,7 @@ class FactInput:
     layer: str = "semantic"
     importance: float = 5.0
     tags: list[str] = field(default_factory=list)
+    value_key: str = ""  # SPEC B3: the fact's key is (agent_id, subject, predicate, value_key)
 
 
 def check_fact(
@@ -131,6 +133,7 @@ def check_fact(
         layer=c.check_layer(layer),
         importance=c.check_number(importance, field="importance", low=0, high=10),
         tags=c.check_tags(tags),
+        value_key=key_value(pred, obj),
     )
 
 
@@ -155,7 +158,7 @@ def apply_fact(fact: FactInput, *, quarantine: bool = False, t: datetime | None 
         fast = _fast_write(fact, start, end, t)
         if fast is not None:
             return fast
-    rows = {m.id: m for m in _key_rows(fact.agent_id, fact.subject, fact.predicate)}
+    rows = {m.id: m for m in _key_rows(fact.agent_id, fact.subject, fact.predicate, fact.value_key)}
     if not quarantine:
         covering = _covering_row(rows.values(), start)
         if covering is not None and _same_value(covering, fact):
@@ -168,37 +171,43 @@ def apply_fact(fact: FactInput, *, quarantine: bool = False, t: datetime | None 
         c.ensure_agent(fact.agent_id, bump_generation=False)
         return StoreResult(mid, "quarantined", write_id=wid)
     rows[mid] = Memory(**values)
-    changed = rederive_key(fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows, new_ids={mid})
+    changed = rederive_key(
+        fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows, new_ids={mid}, value_key=fact.value_key
+    )
     c.bump_generation(fact.agent_id, changed | {mid})
     return StoreResult(mid, "stored", write_id=wid)
 
 
 # The latest believed write start of the key, whether it has any row, and its open believed row (the partial
-# index idx_mem_open_key; a UNION, not a LEFT JOIN, so that SQLite can use it). Parameters: the key three times.
+# index idx_mem_open_value_key; a UNION, not a LEFT JOIN, so that SQLite can use it). Parameters: the key
+# (agent, subject, predicate, value_key) three times.
 @cache
 def _open_sql(vendor: str) -> str:
     return (
         "SELECT (SELECT MAX(w.req_from) FROM memory_fact_writes w WHERE w.agent_id = %s AND w.subject = %s"
-        " AND w.predicate = %s AND w.state = 'believed'),"
-        " EXISTS (SELECT 1 FROM memories k WHERE k.agent_id = %s AND k.subject = %s AND k.predicate = %s),"
+        " AND w.predicate = %s AND w.value_key = %s AND w.state = 'believed'),"
+        " EXISTS (SELECT 1 FROM memories k WHERE k.agent_id = %s AND k.subject = %s AND k.predicate = %s"
+        " AND k.value_key = %s),"
         " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
         " UNION ALL SELECT NULL, NULL, m.id, m.valid_from, m.object, m.content, m.metadata, m.reaffirmed_by,"
         " m.confidence, m.origin FROM memories m WHERE m.agent_id = %s AND m.subject = %s AND m.predicate = %s"
-        f" AND m.valid_until IS NULL AND {believed_sql('m')}"
+        f" AND m.value_key = %s AND m.valid_until IS NULL AND {believed_sql('m')}"
     )
 
 
 # The key's believed rows that reach ``start`` or beyond, plus the latest believed write start (one statement,
-# also when no row matches). Parameters: agent, subject, predicate, start, start, agent, subject, predicate, start.
+# also when no row matches). Parameters: the key, start, start, the key, start (the key: agent, subject,
+# predicate, value_key).
 @cache
 def _fast_sql(vendor: str) -> str:
     return (
         "SELECT (SELECT MAX(w.req_from) FROM memory_fact_writes w WHERE w.agent_id = %s AND w.subject = %s"
-        " AND w.predicate = %s AND w.state = 'believed') <= %s,"
+        " AND w.predicate = %s AND w.value_key = %s AND w.state = 'believed') <= %s,"
         " m.id, m.valid_from < %s, m.valid_until, m.object, m.content, m.metadata, m.reaffirmed_by,"
         " m.confidence, m.origin"
         " FROM (SELECT 1 AS one) AS one LEFT JOIN memories m ON m.agent_id = %s AND m.subject = %s"
-        f" AND m.predicate = %s AND {believed_sql('m')} AND (m.valid_until IS NULL OR m.valid_until >= %s)"
+        f" AND m.predicate = %s AND m.value_key = %s AND {believed_sql('m')}"
+        " AND (m.valid_until IS NULL OR m.valid_until >= %s)"
     )
 
 
@@ -213,7 +222,7 @@ def _fast_write(fact: FactInput, start: datetime, end: datetime | None, t: datet
     never overlap), so a new value cuts it or the same value reaffirms it; a key without rows takes its first
     value. Everything else reads the rows that reach ``start`` (``_fast_sql``).
     """
-    key = [fact.agent_id, fact.subject, fact.predicate]
+    key = [fact.agent_id, fact.subject, fact.predicate, fact.value_key]
     head, *opens = rawsql.run(_open_sql(rawsql.vendor()), [*key, *key, *key]).fetchall()
     latest = rawsql.as_utc(head[0])
     if latest is not None and latest > start:
@@ -278,6 +287,7 @@ def _log_write(
                 subject=fact.subject,
                 predicate=fact.predicate,
                 object=fact.object,
+                value_key=fact.value_key,
                 content=fact.content,
                 req_from=start,
                 req_until=end,
@@ -366,6 +376,7 @@ def _row_values(
         subject=fact.subject,
         predicate=fact.predicate,
         object=fact.object,
+        value_key=fact.value_key,
         confidence=fact.confidence,
         metadata=fact.metadata,
         origin=fact.origin,
@@ -377,8 +388,12 @@ def _row_values(
     )
 
 
-def _key_rows(agent_id: str, subject: str, predicate: str) -> list[Memory]:
-    return list(Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate))
+def _key_rows(agent_id: str, subject: str, predicate: str, value_key: str | None = None) -> list[Memory]:
+    """The rows of one key, or of every value of ``(subject, predicate)`` when ``value_key`` is None."""
+    rows = Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate)
+    if value_key is not None:
+        rows = rows.filter(value_key=value_key)
+    return list(rows)
 
 
 def _covering_row(rows: Any, at: datetime) -> Memory | None:
@@ -436,7 +451,9 @@ def _reaffirm(
         reaffirmed_by=reaffirmed_by, confidence=confidence, access_count=F("access_count") + 1
     )
     row.reaffirmed_by, row.confidence, row.access_count = reaffirmed_by, confidence, row.access_count + 1
-    changed = rederive_key(fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows)
+    changed = rederive_key(
+        fact.agent_id, fact.subject, fact.predicate, at=t, rows=rows, value_key=fact.value_key
+    )
     c.ensure_agent(fact.agent_id, bump_generation=bool(changed), changed=changed)
     return StoreResult(row.id, "reaffirmed", write_id=wid)
 
@@ -458,10 +475,14 @@ class _KeyWrites:
     primary_state: dict[str, str]  # primary row id -> the state of the write that created it
 
 
-def _key_writes(agent_id: str, subject: str, predicate: str) -> _KeyWrites:
-    writes = list(
-        FactWrite.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate).order_by("id")
-    )
+def _key_write_list(agent_id: str, subject: str, predicate: str, value_key: str | None) -> list[FactWrite]:
+    writes = FactWrite.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate)
+    if value_key is not None:
+        writes = writes.filter(value_key=value_key)
+    return list(writes.order_by("id"))
+
+
+def _key_writes(writes: list[FactWrite]) -> _KeyWrites:
     states: dict[str, set[str]] = {}
     primary_state: dict[str, str] = {}
     for w in writes:
@@ -481,9 +502,14 @@ def rederive_key(
     rows: dict[str, Memory] | None = None,
     new_ids: set[str] | None = None,
     retract_event: str | None = None,
+    value_key: str | None = None,
 ) -> set[str]:
     """Make the stored rows of one key match the believed writes (SPEC T2). Returns the ids of the rows it
     changed or inserted (empty when the rows already matched).
+
+    The key is ``(agent_id, subject, predicate, value_key)`` (SPEC B3); with ``value_key`` None every value of
+    ``(subject, predicate)`` is re-derived, each as its own key (``rows``, when given, holds the rows of the
+    keys re-derived).
 
     Four phases: read the key's write log; derive the believed segments and place each on a row (the
     write's own row first, then its continuation rows, created as needed); say what every row must look
@@ -492,13 +518,21 @@ def rederive_key(
     ``retract_event``.
     """
     if rows is None:
-        rows = {m.id: m for m in _key_rows(agent_id, subject, predicate)}
+        rows = {m.id: m for m in _key_rows(agent_id, subject, predicate, value_key)}
     new_ids = set(new_ids or ())
-    log = _key_writes(agent_id, subject, predicate)
-    placed = _place_segments(derive(log.believed), rows, log.writes, at, new_ids)
-    desired = _placed_rows(placed, new_ids, at)
-    desired.update(_unplaced_rows(rows, desired, log, at, retract_event))
-    return _apply(rows, desired, new_ids)
+    writes = _key_write_list(agent_id, subject, predicate, value_key)
+    values = {w.value_key for w in writes} | {m.value_key for m in rows.values()}
+    changed: set[str] = set()
+    for vk in sorted(values):
+        key_rows = rows if len(values) == 1 else {i: m for i, m in rows.items() if m.value_key == vk}
+        key_new = new_ids & set(key_rows)
+        log = _key_writes(writes if len(values) == 1 else [w for w in writes if w.value_key == vk])
+        placed = _place_segments(derive(log.believed), key_rows, log.writes, at, key_new)
+        desired = _placed_rows(placed, key_new, at)
+        desired.update(_unplaced_rows(key_rows, desired, log, at, retract_event))
+        changed |= _apply(key_rows, desired, key_new)
+        rows.update(key_rows)
+    return changed
 
 
 def _place_segments(
@@ -679,6 +713,7 @@ def _row_from_write(w: FactWrite, at: datetime) -> Memory:
         subject=w.subject,
         predicate=w.predicate,
         object=w.object,
+        value_key=w.value_key,
         origin=w.origin,
         origin_trust=w.origin_trust,
         ingested_at=w.ingested_at,
@@ -726,7 +761,14 @@ def retract_fact(*, agent_id: str, memory_id: str, reason: str, actor: str) -> M
     n_writes = writes.update(state=FactWrite.STATE_RETRACTED, believed_until=t)
     changed = {row.id}
     if n_writes:
-        changed |= rederive_key(agent_id, row.subject, row.predicate, at=t, retract_event="curator_retract")
+        changed |= rederive_key(
+            agent_id,
+            row.subject,
+            row.predicate,
+            at=t,
+            retract_event="curator_retract",
+            value_key=row.value_key,
+        )
     else:  # a row no write speaks for (imported without history): retract the row itself
         Memory.objects.filter(id=row.id).update(invalidated_by_event="curator_retract", invalidated_at=t)
     after = set(
@@ -762,7 +804,8 @@ def _check_key(agent_id: Any, subject: Any, predicate: Any) -> tuple[str, str, s
 
 
 def get_history(*, agent_id: str, subject: str, predicate: str) -> list[MemoryRecord]:
-    """Every row of the key, oldest world time first, quarantined and retracted rows included (SPEC T6)."""
+    """Every row of the key, oldest world time first, quarantined and retracted rows included (SPEC T6). For a
+    multi-valued predicate (SPEC B3) every value's rows, interleaved by world time."""
     agent_id, subject, predicate = _check_key(agent_id, subject, predicate)
     rows = Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate).order_by(
         "valid_from", "ingested_at", "id"
@@ -771,41 +814,80 @@ def get_history(*, agent_id: str, subject: str, predicate: str) -> list[MemoryRe
 
 
 def get_at(
-    *, agent_id: str, subject: str, predicate: str, at: datetime | str, as_of: datetime | str | None = None
+    *,
+    agent_id: str,
+    subject: str,
+    predicate: str,
+    at: datetime | str,
+    as_of: datetime | str | None = None,
+    object: str | None = None,
 ) -> MemoryRecord | None:
-    """The believed row valid at world time ``at``; with ``as_of``, as believed at that record time (SPEC T7)."""
+    """The believed row valid at world time ``at``; with ``as_of``, as believed at that record time (SPEC T7).
+
+    For a multi-valued predicate (SPEC B3) several values may hold at ``at``: ``object`` asks about that value
+    alone; without it the answer is the value that started latest (``get_values_at`` lists them all)."""
+    found = _values_at(agent_id, subject, predicate, at, as_of, object)
+    return found[0] if found else None
+
+
+def get_values_at(
+    *,
+    agent_id: str,
+    subject: str,
+    predicate: str,
+    at: datetime | str,
+    as_of: datetime | str | None = None,
+) -> list[MemoryRecord]:
+    """Every value of ``(subject, predicate)`` valid at ``at`` (one for a single-valued predicate; each current
+    value of a multi-valued one, SPEC B3), the latest start first; ``as_of`` as for ``get_at``."""
+    return _values_at(agent_id, subject, predicate, at, as_of, None)
+
+
+def _values_at(
+    agent_id: Any, subject: Any, predicate: Any, at: Any, as_of: Any, obj: Any
+) -> list[MemoryRecord]:
     agent_id, subject, predicate = _check_key(agent_id, subject, predicate)
     when = c.parse_time(at, field="at")
     if when is None:
         raise InvalidTime("at is required", field="at")
     record_time = c.parse_time(as_of, field="as_of")
+    vk: str | None = None
+    if obj is not None:
+        text = c.check_text(obj, field="object", required=False, limit=MAX_OBJECT_CHARS)
+        vk = key_value(predicate, text)
     if record_time is None:
-        row = (
-            Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate)
-            .filter(current_q(when))
-            .order_by("-valid_from")
-            .first()
+        rows = Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate).filter(
+            current_q(when)
         )
-        return MemoryRecord.from_model(row) if row else None
-    writes = [
-        w
-        for w in FactWrite.objects.filter(
-            agent_id=agent_id, subject=subject, predicate=predicate, ingested_at__lte=record_time
-        ).order_by("id")
-        if w.believed_at(record_time)
-    ]
-    spans = _write_spans(writes)
-    winner = value_at(spans, when)
-    if winner is None:
-        return None
-    seg = next(s for s in derive(spans) if s.start <= when and (s.end is None or s.end > when))
-    row = Memory.objects.filter(agent_id=agent_id, id=winner.row).first()
-    if row is None:
-        return None
-    return MemoryRecord.from_model(
-        row,
-        valid_from=seg.start,
-        valid_until=seg.end,
-        quarantined=False,
-        invalidated_by_event=None if seg.end is None else row.invalidated_by_event,
+        if vk is not None:
+            rows = rows.filter(value_key=vk)
+        return [MemoryRecord.from_model(m) for m in rows.order_by("-valid_from", "-ingested_at", "-id")]
+    writes = FactWrite.objects.filter(
+        agent_id=agent_id, subject=subject, predicate=predicate, ingested_at__lte=record_time
     )
+    if vk is not None:
+        writes = writes.filter(value_key=vk)
+    by_key: dict[str, list[FactWrite]] = {}
+    for w in writes.order_by("id"):
+        if w.believed_at(record_time):
+            by_key.setdefault(w.value_key, []).append(w)
+    found: list[tuple[datetime, int, MemoryRecord]] = []
+    for key_writes in by_key.values():
+        spans = _write_spans(key_writes)
+        winner = value_at(spans, when)
+        if winner is None:
+            continue
+        seg = next(s for s in derive(spans) if s.start <= when and (s.end is None or s.end > when))
+        row = Memory.objects.filter(agent_id=agent_id, id=winner.row).first()
+        if row is None:
+            continue
+        record = MemoryRecord.from_model(
+            row,
+            valid_from=seg.start,
+            valid_until=seg.end,
+            quarantined=False,
+            invalidated_by_event=None if seg.end is None else row.invalidated_by_event,
+        )
+        found.append((seg.start, winner.order, record))
+    found.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return [record for _, _, record in found]

@@ -178,7 +178,11 @@ def _merge_facts(agent_id: str, kept: Memory, later: Memory, event: str, t: date
         ).order_by("id")
     )
     FactWrite.objects.filter(id__in=[w.id for w in moved]).update(
-        memory_id=primary, is_reaffirm=True, subject=kept.subject, predicate=kept.predicate
+        memory_id=primary,
+        is_reaffirm=True,
+        subject=kept.subject,
+        predicate=kept.predicate,
+        value_key=kept.value_key,
     )
     entries, confidence = list(kept.reaffirmed_by or []), kept.confidence
     for w in moved:

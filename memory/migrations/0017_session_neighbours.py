@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0015_graph_generation_changes"),
+        ("memory", "0016_value_key"),
     ]
 
     operations = [

@@ -70,5 +70,5 @@ def backward(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memory", "0015_graph_generation_changes")]
+    dependencies = [("memory", "0017_session_neighbours")]
     operations = [migrations.RunPython(forward, backward)]

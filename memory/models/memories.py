@@ -31,6 +31,9 @@ class Memory(models.Model):
     subject = models.CharField(max_length=512, null=True, blank=True)
     predicate = models.CharField(max_length=512, null=True, blank=True)
     object = models.TextField(null=True, blank=True)
+    # SPEC B3: "" for a single-valued predicate, the normalised object for a multi-valued one; part of the key
+    # (agent_id, subject, predicate, value_key) everywhere (memory.engine.cardinality).
+    value_key = models.CharField(max_length=256, default="", blank=True)
     confidence = models.FloatField(default=1.0)
     metadata = models.JSONField(default=dict)
     # provenance columns
@@ -48,24 +51,27 @@ class Memory(models.Model):
         db_table = "memories"
         indexes = [
             models.Index(
-                fields=["agent_id", "subject", "predicate"],
+                fields=["agent_id", "subject", "predicate", "value_key"],
                 condition=Q(valid_until__isnull=True),
-                name="idx_mem_open_key",
+                name="idx_mem_open_value_key",
             ),
             models.Index(fields=["agent_id", "valid_until"], name="idx_mem_agent_valid_until"),
-            models.Index(fields=["agent_id", "subject", "predicate", "valid_from"], name="idx_mem_key_from"),
+            models.Index(
+                fields=["agent_id", "subject", "predicate", "value_key", "valid_from"],
+                name="idx_mem_vkey_from",
+            ),
             models.Index(fields=["agent_id", "timestamp"], name="idx_mem_agent_ts"),
             models.Index(fields=["agent_id", "origin"], name="idx_mem_agent_origin"),
             # a search hit's neighbouring turns in its session (issue 17, retrieval._session_expand)
             models.Index(fields=["agent_id", "session_id", "id"], name="idx_mem_agent_session"),
         ]
         constraints = [
-            # SPEC M2: at most one open, believed (not quarantined, not retracted) row per key.
+            # SPEC M2, B3: at most one open, believed (not quarantined, not retracted) row per key.
             models.UniqueConstraint(
-                fields=["agent_id", "subject", "predicate"],
+                fields=["agent_id", "subject", "predicate", "value_key"],
                 condition=Q(valid_until__isnull=True, quarantined=False, subject__isnull=False)
                 & (Q(invalidated_by_event__isnull=True) | ~Q(invalidated_by_event__in=RETRACT_EVENTS)),
-                name="uniq_mem_open_believed_key",
+                name="uniq_mem_open_believed_vkey",
             ),
         ]
 
@@ -92,6 +98,7 @@ class FactWrite(models.Model):
     subject = models.CharField(max_length=512)
     predicate = models.CharField(max_length=512)
     object = models.TextField(null=True, blank=True)
+    value_key = models.CharField(max_length=256, default="", blank=True)  # as on Memory (SPEC B3)
     content = models.TextField()
     req_from = models.DateTimeField()
     req_until = models.DateTimeField(null=True, blank=True)
@@ -112,7 +119,8 @@ class FactWrite(models.Model):
         db_table = "memory_fact_writes"
         indexes = [
             models.Index(
-                fields=["agent_id", "subject", "predicate", "state", "req_from"], name="idx_fw_key_state_from"
+                fields=["agent_id", "subject", "predicate", "value_key", "state", "req_from"],
+                name="idx_fw_vkey_state_from",
             ),
             models.Index(fields=["agent_id", "origin"], name="idx_fw_agent_origin"),
             models.Index(fields=["memory_id"], name="idx_fw_memory"),

@@ -309,3 +309,27 @@ def test_nothing_believed_is_explained(member, agent, history, query, why):
     html = member.get(url(agent.agent_id, KEY + query)).content.decode()
     assert "Nothing was believed for that time." in html
     assert why in html.split('id="why-nothing">', 1)[1]
+
+
+# --- a multi-valued predicate (SPEC B3) ------------------------------------------------------------------
+
+
+def test_a_multi_valued_key_lists_every_value_and_answers_with_all_current_ones(member, agent):
+    a = agent.agent_id
+    key = {"agent_id": a, "subject": "bob", "predicate": "likes"}
+    tea = engine.store_temporal(**key, content="Bob likes tea", object="tea", valid_from=dt("2024-01-01"))
+    coffee = engine.store_temporal(
+        **key, content="Bob likes coffee", object="coffee", valid_from=dt("2024-02-01")
+    )
+    html = member.get(url(a, "?subject=bob&predicate=likes")).content.decode()
+    assert rows(html) == [("current", tea.id), ("current", coffee.id)]  # neither supersedes the other
+    answer = html[html.index('id="asof"') : html.index("</section>", html.index('id="asof"'))].split(
+        "<figure"
+    )[0]
+    assert "multi-valued" in answer and "Values at" in answer
+    assert f"#row-{tea.id}" in answer and f"#row-{coffee.id}" in answer
+    early = member.get(url(a, "?subject=bob&predicate=likes&at=2024-01-15T00:00"), headers=HTMX)
+    fragment = early.content.decode().split("<figure", 1)[0]  # the answer, not the chart of every row
+    assert f"#row-{tea.id}" in fragment and f"#row-{coffee.id}" not in fragment
+    single = member.get(url(a, "?subject=alice&predicate=lives_in")).content.decode()
+    assert "multi-valued" not in single

@@ -431,6 +431,24 @@ class Scenarios:
         full = mcp.ok("a_rw", "memory_fetch_batch", {"ids": [paris["id"]] * 100})
         assert full["total_found"] == 1
 
+    def test_a_multi_valued_predicate_keeps_every_value_current(self, mcp: Harness) -> None:
+        """SPEC B3 over MCP: "likes" is multi-valued in the registry, so a second value does not supersede."""
+        key = {"subject": f"user:{uid()}", "predicate": "likes"}
+        tea = mcp.ok("a_rw", "memory_store_fact", {**key, "content": "Likes tea", "object": "tea",
+                                                    "valid_from": "2024-01-01T00:00:00Z"})  # fmt: skip
+        coffee = mcp.ok("a_rw", "memory_store_fact", {**key, "content": "Likes coffee", "object": "coffee",
+                                                       "valid_from": "2024-02-01T00:00:00Z"})  # fmt: skip
+        now = mcp.ok("a_rw", "memory_get_at", {**key, "at": datetime.now(UTC).isoformat()})
+        assert now["multi_valued"] is True and now["found"] is True
+        assert [r["id"] for r in now["records"]] == [coffee["id"], tea["id"]] and now["record"][
+            "id"
+        ] == coffee["id"]
+        history = mcp.ok("a_rw", "memory_get_history", key)
+        assert [r["valid_until"] for r in history["records"]] == [None, None]
+        single = mcp.ok("a_rw", "memory_get_at", {"subject": key["subject"], "predicate": "lives_in",
+                                                   "at": datetime.now(UTC).isoformat()})  # fmt: skip
+        assert single["multi_valued"] is False and single["records"] == [] and single["found"] is False
+
     def test_mistakes_recall_and_consolidate_into_a_rule(self, mcp: Harness) -> None:
         w = uid()
         first = mcp.ok(

@@ -83,7 +83,7 @@ def check_cache(agent_id: str, at: datetime) -> None:
     assert_same_graph(got, g.load_graph(agent_id=agent_id, at=at))
 
 
-def fact(subject, obj, *, agent_id=A, predicate="likes", **kw):
+def fact(subject, obj, *, agent_id=A, predicate="favours", **kw):  # single-valued
     return engine.store_temporal(
         agent_id=agent_id,
         content=f"{subject} {predicate} {obj}",
@@ -99,9 +99,9 @@ def many(n, agent_id=A, prefix="p"):
         agent_id=agent_id,
         facts=[
             {
-                "content": f"{prefix}{i} likes thing{i % 50}",
+                "content": f"{prefix}{i} favours thing{i % 50}",
                 "subject": f"{prefix}{i}",
-                "predicate": "likes",
+                "predicate": "favours",
                 "object": f"thing{i % 50}",
                 "origin": "user",
             }

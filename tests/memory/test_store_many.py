@@ -20,7 +20,7 @@ from tests.memory.conftest import A
 pytestmark = pytest.mark.django_db
 
 
-def f(subject, obj, predicate="likes", **kw):
+def f(subject, obj, predicate="drinks", **kw):  # single-valued (unknown to the registry)
     return {
         "content": f"{subject} {predicate} {obj}",
         "subject": subject,
@@ -41,7 +41,7 @@ def test_results_follow_the_facts_in_order():
     assert ann == sorted(ann)  # one key's writes in call order
     old = Memory.objects.get(id=out[0].id)
     assert old.superseded_by == out[2].id and old.valid_until is not None
-    now = engine.get_at(agent_id=A, subject="ann", predicate="likes", at=c.now())
+    now = engine.get_at(agent_id=A, subject="ann", predicate="drinks", at=c.now())
     assert now.id == out[2].id and now.access_count == 1 and len(now.reaffirmed_by) == 1
     assert FactWrite.objects.filter(agent_id=A).count() == 4
     assert Agent.objects.filter(agent_id=A).exists()  # a new agent is registered, as store_temporal does
@@ -94,7 +94,7 @@ def test_historical_and_bounded_facts_take_the_full_path_with_the_others():
         ).object  # noqa: E731
 
     assert (at(-100), at(5), at(15), at(25)) == ("rome", "paris", "oslo", "paris")
-    assert engine.get_at(agent_id=A, subject="bob", predicate="likes", at=c.now()).object == "tea"
+    assert engine.get_at(agent_id=A, subject="bob", predicate="drinks", at=c.now()).object == "tea"
 
 
 def test_origin_default_per_fact_override_and_trust_ceilings():

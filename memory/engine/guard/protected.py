@@ -90,20 +90,16 @@ def _quarantine_batch(
     )
 
 
-def _single_valued(predicate: str) -> bool:
-    from memory.dream.registry import get_registry  # the predicate registry (SPEC B3), loaded once
-
-    return get_registry().cardinality(predicate) != "multi"
-
-
 def low_trust_override(fact: FactInput, t: datetime) -> str:
     """SPEC P5a: why ``fact`` must not supersede the value it would replace ("" when it may). Call it under
     the key's lock."""
     margin = guard_settings().override_margin
-    if fact.origin_trust > 1.0 - margin or not _single_valued(fact.predicate):
+    if fact.origin_trust > 1.0 - margin or fact.value_key:  # a multi-valued key (SPEC B3) supersedes nothing
         return ""
     row = (
-        Memory.objects.filter(agent_id=fact.agent_id, subject=fact.subject, predicate=fact.predicate)
+        Memory.objects.filter(
+            agent_id=fact.agent_id, subject=fact.subject, predicate=fact.predicate, value_key=fact.value_key
+        )
         .filter(current_q(fact.valid_from or t))
         .only("id", "object", "content", "origin_trust", "origin")
         .first()
@@ -249,7 +245,9 @@ def _protected_fact(agent_id: str, raw: Any, origin: str, session_id: str | None
 def _is_current(fact: FactInput) -> bool:
     at = fact.valid_from or c.now()
     row = (
-        Memory.objects.filter(agent_id=fact.agent_id, subject=fact.subject, predicate=fact.predicate)
+        Memory.objects.filter(
+            agent_id=fact.agent_id, subject=fact.subject, predicate=fact.predicate, value_key=fact.value_key
+        )
         .filter(current_q(at))
         .only("object", "content", "metadata")
         .first()

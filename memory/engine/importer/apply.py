@@ -111,17 +111,17 @@ def _apply_batch(rows: list[_Row], at: datetime) -> _BatchOutcome:
     if not new:
         return out
 
-    by_key: dict[tuple[str, str, str], list[_Row]] = {}
+    by_key: dict[tuple[str, str, str, str], list[_Row]] = {}
     for r in new:
         key = r.key
         if key is not None:
             by_key.setdefault(key, []).append(r)
-    for key in sorted(by_key):
-        c.lock_key(*key)
+    for agent_id, subject, predicate in sorted({key[:3] for key in by_key}):
+        c.lock_key(agent_id, subject, predicate)
     old_rows = _existing_key_rows(set(by_key))
 
     writes: list[FactWrite] = []
-    to_repair: list[tuple[tuple[str, str, str], dict[str, dict[str, Any]]]] = []
+    to_repair: list[tuple[tuple[str, str, str, str], dict[str, dict[str, Any]]]] = []
     for key, krows in by_key.items():
         olds = old_rows.get(key, [])
         intervals = [
@@ -158,10 +158,14 @@ def _apply_batch(rows: list[_Row], at: datetime) -> _BatchOutcome:
     for key, krows in by_key.items():
         changed.setdefault(key[0], set()).update(r.memory.id for r in krows)
     for key, before in to_repair:
-        agent_id, subject, predicate = key
-        changed[agent_id] |= rederive_key(agent_id, subject, predicate, at=at)
+        agent_id, subject, predicate, value_key = key
+        changed[agent_id] |= rederive_key(agent_id, subject, predicate, at=at, value_key=value_key)
         after = _snapshot(
-            list(Memory.objects.filter(agent_id=agent_id, subject=subject, predicate=predicate))
+            list(
+                Memory.objects.filter(
+                    agent_id=agent_id, subject=subject, predicate=predicate, value_key=value_key
+                )
+            )
         )
         out.repairs.append(
             {
@@ -259,7 +263,7 @@ def _batches(
         )
     seen: set[str] = set()
     batch: list[_Row] = []
-    last_key: tuple[str, str, str] | None = None
+    last_key: tuple[str, ...] | None = None
     for raw in _select(conn, names, [*BASE_COLUMNS, *LATER_COLUMNS], order):
         tally.total += 1
         owner = stored.get(raw["id"]) if isinstance(raw["id"], str) else None
@@ -292,7 +296,7 @@ def _batches(
             tally.problem(row.memory.id, conv.problems)
         if "origin_trust" in conv.raw:
             tally.trust_lowered += 1
-        key = row.key
+        key = row.key[:3] if row.key is not None else None  # all values of a (subject, predicate) together
         if len(batch) >= sizes.BATCH_ROWS and (key is None or key != last_key):
             yield batch
             batch = []

@@ -10,6 +10,7 @@ from memory.models import LAYERS, FactWrite, Memory
 
 from .. import common as c
 from ..belief import is_retracted
+from ..cardinality import value_key as key_value
 from ..graph.names import MAX_OBJECT_CHARS, check_entity_length
 from ..temporal import CONTINUATION_KEY, MAX_REAFFIRMED
 from ..types import InvalidArgument
@@ -48,11 +49,12 @@ class _Row:
     reaffirms: list[_Reaffirm]
 
     @property
-    def key(self) -> tuple[str, str, str] | None:
+    def key(self) -> tuple[str, str, str, str] | None:
+        """(agent_id, subject, predicate, value_key): the fact's key (SPEC B3)."""
         m = self.memory
         if self.state is None or m.subject is None or m.predicate is None:
             return None
-        return (m.agent_id, m.subject, m.predicate)
+        return (m.agent_id, m.subject, m.predicate, m.value_key)
 
 
 @dataclass
@@ -251,6 +253,7 @@ class _Converter:
             subject=subject,
             predicate=predicate,
             object=texts["object"],
+            value_key=key_value(predicate, texts["object"]) if is_fact else "",
             confidence=numbers["confidence"],
             metadata=metadata,
             origin=origin,

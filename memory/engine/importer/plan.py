@@ -121,6 +121,7 @@ def _writes_for(rows: list[_Row], *, natural: bool) -> list[FactWrite]:
             "subject": m.subject,
             "predicate": m.predicate,
             "object": m.object,
+            "value_key": m.value_key,
             "content": m.content,
             "session_id": m.session_id,
             "memory_id": m.id,
@@ -194,8 +195,10 @@ def _reproduces(rows: list[_Row], writes: list[FactWrite]) -> bool:
     return got == expected
 
 
-def _existing_key_rows(keys: set[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[Memory]]:
-    out: dict[tuple[str, str, str], list[Memory]] = {}
+def _existing_key_rows(
+    keys: set[tuple[str, str, str, str]],
+) -> dict[tuple[str, str, str, str], list[Memory]]:
+    out: dict[tuple[str, str, str, str], list[Memory]] = {}
     if not keys:
         return out
     agents = sorted({k[0] for k in keys})
@@ -203,7 +206,7 @@ def _existing_key_rows(keys: set[tuple[str, str, str]]) -> dict[tuple[str, str, 
     for i in range(0, len(subjects), sizes.CHUNK):
         qs = Memory.objects.filter(agent_id__in=agents, subject__in=subjects[i : i + sizes.CHUNK])
         for m in qs:
-            key = (m.agent_id, m.subject or "", m.predicate or "")
+            key = (m.agent_id, m.subject or "", m.predicate or "", m.value_key)
             if key in keys:
                 out.setdefault(key, []).append(m)
     return out

@@ -115,6 +115,9 @@ def test_a_key_with_more_than_five_changes_in_thirty_days_is_volatile():
     for k in range(7):  # long ago
         with time_machine.travel(NOW - timedelta(days=90 - k), tick=False):
             fact("old", "status", f"state {k}", agent_id=A)
+    for k in range(7):  # seven values of a multi-valued predicate (SPEC B3): seven keys, none volatile
+        with time_machine.travel(NOW - timedelta(days=20 - k), tick=False):
+            fact("ana", "likes", f"dish {k}", agent_id=A)
     [v] = by_rule(run_lint())["volatile_key"]
     assert (
         v.kind == "volatile" and v.severity == "info" and "deploy status changed value 7 times" in v.message

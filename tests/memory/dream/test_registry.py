@@ -74,8 +74,8 @@ def test_the_shipped_registry_loads_and_holds_the_everyday_predicates():
 
 def test_the_registry_file_ships_as_package_data():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert "predicates.toml" in pyproject["tool"]["setuptools"]["package-data"]["memory.dream"]
-    assert reg.DEFAULT_PATH == ROOT / "memory" / "dream" / "predicates.toml"
+    assert "predicates.toml" in pyproject["tool"]["setuptools"]["package-data"]["memory"]
+    assert reg.DEFAULT_PATH == ROOT / "memory" / "predicates.toml"
 
 
 @pytest.mark.parametrize(
