@@ -23,7 +23,15 @@ from . import common as c
 from . import rawsql
 from .archive import same_text
 from .belief import believed_sql
-from .temporal import CONTINUATION_KEY, FactInput, _row_values, apply_fact, check_fact, reaffirm_entries
+from .temporal import (
+    CONTINUATION_KEY,
+    FactInput,
+    _row_values,
+    apply_fact,
+    check_fact,
+    reaffirm_entries,
+    write_log_values,
+)
 from .types import EngineError, InvalidArgument, InvalidTime, StoreResult
 
 MAX_FACTS = 100_000  # per call
@@ -347,25 +355,7 @@ class _Plan:
     def _log(
         self, f: FactInput, start: datetime, end: datetime | None, mid: str, reaffirm: bool = False
     ) -> dict:
-        return dict(
-            agent_id=f.agent_id,
-            subject=f.subject,
-            predicate=f.predicate,
-            object=f.object,
-            value_key=f.value_key,
-            content=f.content,
-            req_from=start,
-            req_until=end,
-            ingested_at=self.t,
-            origin=f.origin,
-            origin_trust=f.origin_trust,
-            source_event=f.source_event,
-            session_id=f.session_id,
-            memory_id=mid,
-            is_reaffirm=reaffirm,
-            state=FactWrite.STATE_BELIEVED,
-            believed_from=self.t,
-        )
+        return write_log_values(f, start, end, self.t, mid, is_reaffirm=reaffirm)
 
     def write(self, results: list[StoreResult | None]) -> None:
         """Close and reaffirm the read rows, insert the new rows, then the write log (ids in call order)."""

@@ -269,6 +269,39 @@ def _fast_reaching(
     return _fast_insert(fact, start, end, t, predecessor=rid, cut=True)
 
 
+def write_log_values(
+    fact: FactInput,
+    start: datetime,
+    end: datetime | None,
+    t: datetime,
+    memory_id: str,
+    *,
+    is_reaffirm: bool = False,
+    believed: bool = True,
+) -> dict[str, Any]:
+    """The write-log row (``FactWrite``) that records one write of ``fact`` at ``t``: the one place that says
+    what a write records, for the single-fact and the batch paths alike."""
+    return dict(
+        agent_id=fact.agent_id,
+        subject=fact.subject,
+        predicate=fact.predicate,
+        object=fact.object,
+        value_key=fact.value_key,
+        content=fact.content,
+        req_from=start,
+        req_until=end,
+        ingested_at=t,
+        origin=fact.origin,
+        origin_trust=fact.origin_trust,
+        source_event=fact.source_event,
+        session_id=fact.session_id,
+        memory_id=memory_id,
+        is_reaffirm=is_reaffirm,
+        state=FactWrite.STATE_BELIEVED if believed else FactWrite.STATE_QUARANTINED,
+        believed_from=t if believed else None,
+    )
+
+
 def _log_write(
     fact: FactInput,
     start: datetime,
@@ -279,31 +312,8 @@ def _log_write(
     is_reaffirm: bool = False,
     believed: bool = True,
 ) -> int:
-    return int(
-        rawsql.insert(
-            FactWrite,
-            dict(
-                agent_id=fact.agent_id,
-                subject=fact.subject,
-                predicate=fact.predicate,
-                object=fact.object,
-                value_key=fact.value_key,
-                content=fact.content,
-                req_from=start,
-                req_until=end,
-                ingested_at=t,
-                origin=fact.origin,
-                origin_trust=fact.origin_trust,
-                source_event=fact.source_event,
-                session_id=fact.session_id,
-                memory_id=memory_id,
-                is_reaffirm=is_reaffirm,
-                state=FactWrite.STATE_BELIEVED if believed else FactWrite.STATE_QUARANTINED,
-                believed_from=t if believed else None,
-            ),
-            returning_id=True,
-        )
-    )
+    values = write_log_values(fact, start, end, t, memory_id, is_reaffirm=is_reaffirm, believed=believed)
+    return int(rawsql.insert(FactWrite, values, returning_id=True))
 
 
 def _fast_insert(
