@@ -12,14 +12,13 @@ this process (middleware, session, access checks, selectors, templates; no netwo
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from common import cleanup, machine, percentile, result, setup_django
+from common import cleanup, machine, percentile, result, setup_django, write_report
 
 AGENT = "bench-desk"
 SMALL = 10
@@ -162,13 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep_db:
             cleanup(db)
-    info["seconds"] = round(time.perf_counter() - started, 1)
-    report = json.dumps({"machine": info, "results": results}, indent=2, ensure_ascii=False)
-    print(report)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report + "\n", encoding="utf-8")
-    return 0
+    return write_report(info, started, results, args.out)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, cleanup, machine, percentile, result, setup_django  # noqa: E402
+from common import REPO, cleanup, machine, percentile, result, setup_django, write_report  # noqa: E402
 
 GOOD = [f"good-{i}" for i in range(8)]
 THINK_S = 0.2
@@ -549,13 +549,7 @@ def main(argv: list[str] | None = None) -> int:
             results = measure(engine_db=db, seconds=args.seconds)
         finally:
             cleanup(db)
-    info["seconds"] = round(time.perf_counter() - started, 1)
-    report = json.dumps({"machine": info, "results": results}, indent=2, ensure_ascii=False)
-    print(report)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report + "\n", encoding="utf-8")
-    return 0
+    return write_report(info, started, results, args.out)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ Batch and sequential reads alternate round by round so both see the same machine
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import socket
 import statistics
@@ -25,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from common import REPO, cleanup, machine, percentile, result, setup_django
+from common import REPO, cleanup, machine, percentile, result, setup_django, write_report
 
 AGENT = "bench-mcp"
 N_IDS = 100
@@ -213,13 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep_db:
             cleanup(db)
-    info["seconds"] = round(time.perf_counter() - started, 1)
-    report = json.dumps({"machine": info, "results": results}, indent=2)
-    print(report)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report + "\n", encoding="utf-8")
-    return 0
+    return write_report(info, started, results, args.out)
 
 
 if __name__ == "__main__":

@@ -15,14 +15,13 @@ count is read at 100 items and again at the full size.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from common import cleanup, machine, percentile, result, setup_django
+from common import cleanup, machine, percentile, result, setup_django, write_report
 
 AGENT = "bench-review"
 N_FACTS = 200
@@ -196,13 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep_db:
             cleanup(db)
-    info["seconds"] = round(time.perf_counter() - started, 1)
-    report = json.dumps({"machine": info, "results": results}, indent=2, ensure_ascii=False)
-    print(report)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report + "\n", encoding="utf-8")
-    return 0
+    return write_report(info, started, results, args.out)
 
 
 if __name__ == "__main__":

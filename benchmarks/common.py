@@ -7,6 +7,7 @@ Every memory row is written by engine functions; raw SQL is used only by the sql
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shutil
@@ -120,3 +121,17 @@ def result(
 def memory_count(db_path: Path) -> int:
     with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as raw:
         return int(raw.execute("SELECT count(*) FROM memories WHERE agent_id = ?", [AGENT]).fetchone()[0])
+
+
+def write_report(
+    info: dict[str, Any], started: float, results: list[dict[str, Any]], out: Path | None
+) -> int:
+    """Print a benchmark's JSON report (the machine, the run's duration since ``started``, the results) and also
+    write it to ``out`` when given. Returns the exit status."""
+    info["seconds"] = round(time.perf_counter() - started, 1)
+    report = json.dumps({"machine": info, "results": results}, indent=2, ensure_ascii=False)
+    print(report)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(report + "\n", encoding="utf-8")
+    return 0

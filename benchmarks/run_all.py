@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_desk_page  # noqa: E402
 import bench_discovery  # noqa: E402
 import bench_dream  # noqa: E402
 import bench_graph  # noqa: E402
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-graph", action="store_true", help="skip the graph figures (bench_graph)")
     ap.add_argument("--skip-dream", action="store_true", help="skip the dream run figures (bench_dream)")
     ap.add_argument(
-        "--skip-review", action="store_true", help="skip the review page figure (bench_review_page)"
+        "--skip-review", action="store_true", help="skip the review queue and desk page figures (bench_review_page, bench_desk_page)"
     )
     ap.add_argument(
         "--skip-discovery", action="store_true", help="skip the discovery figures (bench_discovery)"
@@ -168,6 +169,10 @@ def main(argv: list[str] | None = None) -> int:
             review = bench_review_page.measure()
             results += review
             print(table(review), flush=True)
+            print("\n== quarantine desk page (same database)", flush=True)
+            desk = bench_desk_page.measure()
+            results += desk
+            print(table(desk), flush=True)
         if not args.skip_hostile:
             print(
                 "\n== hostile clients (issue 15; same database; PostgreSQL: bench_hostile.py --pg)",
