@@ -75,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-graph", action="store_true", help="skip the graph figures (bench_graph)")
     ap.add_argument("--skip-dream", action="store_true", help="skip the dream run figures (bench_dream)")
     ap.add_argument(
-        "--skip-review", action="store_true", help="skip the review queue and desk page figures (bench_review_page, bench_desk_page)"
+        "--skip-review",
+        action="store_true",
+        help="skip the review queue and desk page figures (bench_review_page, bench_desk_page)",
     )
     ap.add_argument(
         "--skip-discovery", action="store_true", help="skip the discovery figures (bench_discovery)"
