@@ -71,6 +71,7 @@ bench: install
 
 # Injection detector (SPEC P4): leave-one-source-out evaluation on the shared training data (about 30 min on
 # 2 cores), and the deterministic rebuild of the shipped classifier. INJECTION_DATA: the labelled JSON lines.
+# ../shared/ is the development machine's data folder; a clone has none: pass your own path.
 INJECTION_DATA ?= ../shared/data/injection/train.jsonl
 
 # Retrieval quality (issue 17): LongMemEval and MADial-Bench stored through engine.store, recall@5/10 and NDCG@10

@@ -193,7 +193,9 @@ class _Confirmed(forms.Form):
     confirm = forms.CharField(required=False, max_length=600, strip=True, label="Type to confirm")
 
     def expected(self) -> str:
-        raise NotImplementedError
+        """What the person must type: each concrete form (purge, erase, reassign) says it; the base is never
+        used on its own."""
+        raise NotImplementedError(f"{type(self).__name__} must say what is typed to confirm")
 
     @property
     def confirming(self) -> bool:
