@@ -28,7 +28,7 @@ from .lexicon import (
 )
 from .matcher import _SNIPPET, _Found
 from .normalise import _trie_regex
-from .registry import FAMILY, REGISTRY
+from .registry import FAMILY, REGISTRY, Detector
 
 _L_ANY_RE = re.compile(r"\b(?:" + _trie_regex(_L_ANY) + r")\b")
 _Z_ANY_RE = re.compile(
@@ -77,20 +77,31 @@ def _general_windows(spans: list[tuple[int, int]], length: int) -> list[tuple[in
     return windows
 
 
-def _run_view(piece: str) -> list[str]:
+def _live(scope: str, found: _Found, plain: bool) -> list[Detector]:
+    """The detectors of ``scope`` whose finding could still change the result (see ``_Found.settled``)."""
+    settled = found.settled
+    return [d for d in REGISTRY[scope] if not all(settled(i, FAMILY[i], plain) for i in d.ids)]
+
+
+def _run_view(piece: str, detectors: list[Detector] | None = None) -> list[str]:
     v = ViewText(piece)
-    return [rule_id for d in REGISTRY["view"] if (rule_id := d.fn(v)) is not None]
+    detectors = REGISTRY["view"] if detectors is None else detectors
+    return [rule_id for d in detectors if (rule_id := d.fn(v)) is not None]
 
 
-def _run_en(clause: str, relaxed: bool) -> list[str]:
+def _run_en(clause: str, relaxed: bool, detectors: list[Detector] | None = None) -> list[str]:
+    detectors = REGISTRY["en"] if detectors is None else detectors
+    if not detectors:
+        return []
     c = EnClause(clause, relaxed)
     if len(c.tokens) < 3 or _L_ANY.isdisjoint(c.words):
         return []
-    return [rule_id for d in REGISTRY["en"] if (rule_id := d.fn(c)) is not None]
+    return [rule_id for d in detectors if (rule_id := d.fn(c)) is not None]
 
 
-def _run_zh(clause: str) -> list[str]:
-    return [rule_id for d in REGISTRY["zh"] if (rule_id := d.fn(clause)) is not None]
+def _run_zh(clause: str, detectors: list[Detector] | None = None) -> list[str]:
+    detectors = REGISTRY["zh"] if detectors is None else detectors
+    return [rule_id for d in detectors if (rule_id := d.fn(clause)) is not None]
 
 
 def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
@@ -104,7 +115,10 @@ def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
         if piece in done:
             continue
         done.add(piece)
-        for rule_id in _run_view(piece):
+        live = _live("view", found, plain)
+        if not live:
+            break  # every view detector is settled: nothing more to record
+        for rule_id in _run_view(piece, live):
             found.add(rule_id, FAMILY[rule_id], view, piece.strip()[:_SNIPPET], plain)
     # where the clause detectors' words occur: one pass over the view, then each clause looks its hits up
     en_at = [m.start() for m in _L_ANY_RE.finditer(text)]
@@ -130,8 +144,12 @@ def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
         if clause in seen_clauses:
             continue
         seen_clauses.add(clause)
-        hits = _run_en(clause, not plain) if en and _any_between(en_at, lo, hi) else []
+        hits = (
+            _run_en(clause, not plain, _live("en", found, plain))
+            if en and _any_between(en_at, lo, hi)
+            else []
+        )
         if zh and _any_between(zh_at, lo, hi):
-            hits += _run_zh(clause)
+            hits += _run_zh(clause, _live("zh", found, plain))
         for rule_id in hits:
             found.add(rule_id, FAMILY[rule_id], view, clause.strip(), plain)

@@ -31,6 +31,15 @@ class _Found:
         self.seen: set[tuple[str, str]] = (
             set()
         )  # (rule id, view) already matched: skip its other alternatives
+        self.rule_ids: set[str] = set()  # the rules in ``matches``
+
+    def settled(self, rule: str, family: str, plain: bool) -> bool:
+        """True when matching ``rule`` (of ``family``) again could change nothing: ``add`` would record no match
+        (the rule is recorded already, or its family is full) and, for a plain view, the family is known plain
+        already. The scan then skips the rule's search: same result, less work."""
+        return (not plain or family in self.plain) and (
+            rule in self.rule_ids or self.per_family.get(family, 0) >= _MAX_MATCHES_PER_FAMILY
+        )
 
     def saturated(self, families: frozenset[str], plain: bool) -> bool:
         """True when ``add`` could change nothing more for these families: each holds its maximum number of
@@ -45,9 +54,10 @@ class _Found:
         if plain:
             self.plain.add(family)
         n = self.per_family.get(family, 0)
-        if n >= _MAX_MATCHES_PER_FAMILY or any(m.rule == rule for m in self.matches):
+        if n >= _MAX_MATCHES_PER_FAMILY or rule in self.rule_ids:
             return
         self.per_family[family] = n + 1
+        self.rule_ids.add(rule)
         self.matches.append(RuleMatch(rule=rule, family=family, view=view, snippet=snippet[:_SNIPPET]))
 
 
@@ -198,8 +208,9 @@ def _run(
     word_positions = view.anchors() if anchored else {}
     present = view.present
     seen = found.seen
+    settled = found.settled
     for rule in candidates:
-        if _PREFILTER and (rule.rule_id, name) in seen:
+        if _PREFILTER and ((rule.rule_id, name) in seen or settled(rule.rule_id, rule.family, plain)):
             continue
         if rule.starts is not None and anchored:
             if rule.gate.isdisjoint(present):
