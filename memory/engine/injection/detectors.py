@@ -79,8 +79,15 @@ def _general_windows(spans: list[tuple[int, int]], length: int) -> list[tuple[in
 
 def _live(scope: str, found: _Found, plain: bool) -> list[Detector]:
     """The detectors of ``scope`` whose finding could still change the result (see ``_Found.settled``)."""
-    settled = found.settled
-    return [d for d in REGISTRY[scope] if not all(settled(i, FAMILY[i], plain) for i in d.ids)]
+    if not found.rule_ids:  # nothing recorded yet (most benign text): every detector is live
+        return REGISTRY[scope]
+    key = (scope, plain, len(found.rule_ids), len(found.plain))  # what ``settled`` depends on only grows
+    live = found.live.get(key)
+    if live is None:
+        settled = found.settled
+        live = [d for d in REGISTRY[scope] if not all(settled(i, FAMILY[i], plain) for i in d.ids)]
+        found.live[key] = live
+    return live
 
 
 def _run_view(piece: str, detectors: list[Detector] | None = None) -> list[str]:
@@ -115,6 +122,10 @@ def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
         if piece in done:
             continue
         done.add(piece)
+        before = found.pieces.get(piece)  # the same piece in an earlier view: the same findings
+        if before is not None and (before or not plain):
+            continue  # recorded then (or its family full); a plain view may still need to mark it plain
+        found.pieces[piece] = plain or bool(before)
         live = _live("view", found, plain)
         if not live:
             break  # every view detector is settled: nothing more to record
@@ -127,12 +138,22 @@ def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
     if not (en or zh):
         return
     # "end of the document. everything after this is a new instruction" spans clauses: checked on the whole text
-    if en and ("end" in text or " over" in text or "finish" in text or "complete" in text):
+    if (
+        en
+        and ("end" in text or " over" in text or "finish" in text or "complete" in text)
+        and not found.settled("tm.lex.end_then_orders", "termination_manipulation", plain)
+    ):
         tokens = _LEX_TOKEN.findall(text)
         words, joined = set(tokens), f" {' '.join(tokens)} "
         if _P_END_OF.in_clause(words, joined) and _P_AFTER_END.in_clause(words, joined):
             found.add("tm.lex.end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
-    if zh and _has(text, _Z_END) and _has(text, _Z_END_SUBJ) and _has(text, _Z_AFTER_END):
+    if (
+        zh
+        and not found.settled("tm.lex.zh_end_then_orders", "termination_manipulation", plain)
+        and _has(text, _Z_END)
+        and _has(text, _Z_END_SUBJ)
+        and _has(text, _Z_AFTER_END)
+    ):
         found.add("tm.lex.zh_end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
     seen_clauses: set[str] = set()
     for lo, hi in spans:
@@ -144,12 +165,16 @@ def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
         if clause in seen_clauses:
             continue
         seen_clauses.add(clause)
-        hits = (
-            _run_en(clause, not plain, _live("en", found, plain))
-            if en and _any_between(en_at, lo, hi)
-            else []
-        )
+        # a clause the detectors read in an earlier view gives the same findings (the English ones also depend
+        # on ``plain``): skipped, as for the pieces above
+        hits = []
+        if en and _any_between(en_at, lo, hi) and (clause, plain) not in found.en_clauses:
+            found.en_clauses.add((clause, plain))
+            hits = _run_en(clause, not plain, _live("en", found, plain))
         if zh and _any_between(zh_at, lo, hi):
-            hits += _run_zh(clause, _live("zh", found, plain))
+            before = found.zh_clauses.get(clause)
+            if before is None or not (before or not plain):
+                found.zh_clauses[clause] = plain or bool(before)
+                hits += _run_zh(clause, _live("zh", found, plain))
         for rule_id in hits:
             found.add(rule_id, FAMILY[rule_id], view, clause.strip(), plain)

@@ -49,6 +49,20 @@ class FeatureConfig:
         return cls(**values)
 
 
+_CRC: dict[str, int] = {}
+_CRC_MAX = 200_000  # words remembered (a few MB); then the cache starts over
+
+
+def _crc(word: str) -> int:
+    """CRC-32 of a word's UTF-8, remembered (most words of a text were hashed before)."""
+    h = _CRC.get(word)
+    if h is None:
+        if len(_CRC) >= _CRC_MAX:
+            _CRC.clear()
+        h = _CRC[word] = zlib.crc32(word.encode("utf-8", "surrogatepass"))
+    return h
+
+
 def _mix(h: np.ndarray) -> np.ndarray:
     h = h ^ (h >> _S33)
     h = h * _MIX
@@ -66,15 +80,15 @@ def _token_starts(codes: np.ndarray) -> np.ndarray:
 
 
 class HashedText:
-    """The hashed n-grams of one view, each kind ordered by where it starts, so a window's features are
-    slices: an n-gram belongs to the window its first character is in."""
+    """The hashed n-grams of one view, ordered by where they start, so a window's features are one slice: an
+    n-gram belongs to the window its first character is in."""
 
-    __slots__ = ("config", "length", "_parts")
+    __slots__ = ("config", "length", "_buckets", "_starts")
 
     def __init__(self, view: str, config: FeatureConfig) -> None:
         self.config = config
         self.length = len(view)
-        self._parts: list[tuple[np.ndarray, np.ndarray]] = []  # (starts, buckets), sorted by start
+        parts: list[tuple[np.ndarray, np.ndarray]] = []  # (starts, buckets) of each kind of n-gram
         mask = np.uint64(config.n_features - 1)
         padded = f" {view} "
         codes = np.frombuffer(padded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
@@ -99,33 +113,40 @@ class HashedText:
                 h = np.uint64(n) * _P ** np.uint64(n) + poly
                 # n-gram i of the padded text starts at view[i - 1] (the leading pad counts as position 0)
                 starts = np.maximum(np.arange(count, dtype=np.int64) - 1, 0)
-                self._parts.append((starts, (_mix(h) & mask).astype(np.int64)))
+                parts.append((starts, (_mix(h) & mask).astype(np.int64)))
             tokens = _TOKEN.findall(view)
             if tokens:
                 w_start = _token_starts(codes[1:-1])  # where each token starts (the same tokens, in order)
-                words = np.array(
-                    [zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in tokens], dtype=np.uint64
-                )
-                self._parts.append((w_start, (_mix(words + _SALT_WORD) & mask).astype(np.int64)))
+                words = np.fromiter(map(_crc, tokens), dtype=np.uint64, count=len(tokens))
+                parts.append((w_start, (_mix(words + _SALT_WORD) & mask).astype(np.int64)))
                 if config.word_bigrams and len(tokens) > 1:
                     bigrams = _mix(words[:-1] * _P + words[1:] + _SALT_BIGRAM)
-                    self._parts.append((w_start[:-1], (bigrams & mask).astype(np.int64)))
+                    parts.append((w_start[:-1], (bigrams & mask).astype(np.int64)))
+        if parts:  # one array of all the n-grams, ordered by where they start: a window is one slice
+            starts = np.concatenate([s for s, _b in parts])
+            order = np.argsort(starts, kind="stable")
+            self._starts = starts[order]
+            self._buckets = np.concatenate([b for _s, b in parts])[order]
+        else:
+            self._buckets = self._starts = np.zeros(0, np.int64)
 
     def features(self, lo: int = 0, hi: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(sorted feature indices, L2-normalised 1 + log(count) values) of the n-grams starting in
         view[lo:hi] (all of them by default)."""
-        whole = lo <= 0 and (hi is None or hi >= self.length)
-        chunks = []
-        for starts, buckets in self._parts:
-            if whole:
-                chunks.append(buckets)
-            else:
-                a, b = np.searchsorted(starts, (lo, self.length if hi is None else hi))
-                chunks.append(buckets[a:b])
-        joined = np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
+        if lo <= 0 and (hi is None or hi >= self.length):
+            joined = np.sort(self._buckets)
+        else:
+            a, b = np.searchsorted(self._starts, (lo, self.length if hi is None else hi))
+            joined = np.sort(self._buckets[a:b])
         if joined.size == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        idx, counts = np.unique(joined, return_counts=True)
+        # np.unique(joined, return_counts=True) without its overhead: where each value of the sorted buckets starts
+        first = np.empty(joined.size, dtype=bool)
+        first[0] = True
+        np.not_equal(joined[1:], joined[:-1], out=first[1:])
+        at = np.flatnonzero(first)
+        idx = joined[at]
+        counts = np.diff(at, append=joined.size)
         values = (1.0 + np.log(counts)).astype(np.float32)
         values /= np.float32(np.sqrt(float(np.dot(values, values))))
         return idx, values

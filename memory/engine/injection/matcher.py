@@ -32,6 +32,11 @@ class _Found:
             set()
         )  # (rule id, view) already matched: skip its other alternatives
         self.rule_ids: set[str] = set()  # the rules in ``matches``
+        # detectors.py: the live detectors per state, and the pieces and clauses read so far (-> read plain)
+        self.live: dict[tuple[object, ...], list] = {}
+        self.pieces: dict[str, bool] = {}
+        self.en_clauses: set[tuple[str, bool]] = set()
+        self.zh_clauses: dict[str, bool] = {}
 
     def settled(self, rule: str, family: str, plain: bool) -> bool:
         """True when matching ``rule`` (of ``family``) again could change nothing: ``add`` would record no match
