@@ -330,28 +330,49 @@ _RULE_INDEX = {id(_TEXT_RULES): _index(_TEXT_RULES), id(_RAW_RULES): _index(_RAW
 _RULE_WORDS = frozenset(w for s in RULESET.rules for w in re.findall(r"(?<![\\?])[a-z]{3,}", s.template))
 _ALL_TRIGGERS = frozenset().union(*(r.triggers | r.gate for r in _ALL_RULES))
 _WORD_TRIGGERS = frozenset(t for t in _ALL_TRIGGERS if _ASCII_WORD.fullmatch(t))
-# non-word triggers (Chinese, symbols): one scan finds the longest trigger at each match position; triggers inside a
-# match (its substrings, or ones starting within it) are looked up from the match's own characters
-_SUB_LIST = sorted(_ALL_TRIGGERS - _WORD_TRIGGERS, key=len, reverse=True)
-_SUB_SCAN = re.compile(_trie_regex(_SUB_LIST))
-_SUB_BY_FIRST: dict[str, tuple[str, ...]] = {}
-for _t in _SUB_LIST:
-    _SUB_BY_FIRST[_t[0]] = (*_SUB_BY_FIRST.get(_t[0], ()), _t)
 _ANCHOR_WORDS = frozenset(w for r in _ALL_RULES if r.starts for w in r.starts if _WORD.fullmatch(w))
 # Chinese and symbol start literals, by first character
 _LIT_START_SET = frozenset(w for r in _ALL_RULES if r.starts for w in r.starts if not _WORD.fullmatch(w))
-_TRACKED_WORDS = _WORD_TRIGGERS | _ANCHOR_WORDS
-_ASCII_SUBS = tuple(t for t in _SUB_LIST if t.isascii())
 
 
-def _present_triggers(text: str, glued: bool) -> set[str]:
-    if glued:  # no word boundaries left: every trigger is a substring check
-        return {t for t in _ALL_TRIGGERS if t in text}
-    found = set(_WORD_TRIGGERS.intersection(_WORD.findall(text)))
-    if not text.isascii() or any(t in text for t in _ASCII_SUBS):
-        for m in _SUB_SCAN.finditer(text):
-            for p in range(m.start(), m.end()):
-                for t in _SUB_BY_FIRST.get(text[p], ()):
-                    if text.startswith(t, p):
-                        found.add(t)
-    return found
+class _Triggers:
+    """Finding which of a set of triggers a view holds. Words are looked up among the view's words. The others
+    (Chinese, symbols): one trie scan finds the longest trigger at each match position (the trie tries the longer
+    branch first), and the triggers starting there are exactly that one's prefixes among them; positions inside a
+    match are tried again. An ASCII view is scanned for the ASCII triggers only."""
+
+    def __init__(self, triggers: frozenset[str], rules: tuple[_Rule, ...]) -> None:
+        self.all = triggers
+        self.words = frozenset(t for t in triggers if _ASCII_WORD.fullmatch(t))
+        subs = sorted(triggers - self.words, key=len, reverse=True)
+        self.sub_scan = re.compile(_trie_regex(subs)) if subs else None
+        ascii_subs = [t for t in subs if t.isascii()]
+        self.ascii_scan = re.compile(_trie_regex(ascii_subs)) if ascii_subs else None
+        self.first = frozenset(t[0] for t in subs)
+        sub_set = frozenset(subs)
+        self.prefixes = {t: frozenset(t[:k] for k in range(1, len(t) + 1) if t[:k] in sub_set) for t in subs}
+        anchors = frozenset(w for r in rules if r.starts for w in r.starts if _WORD.fullmatch(w))
+        self.tracked = self.words | anchors  # words whose positions the matcher looks up
+
+    def present(self, text: str, glued: bool) -> set[str]:
+        if glued:  # no word boundaries left: every trigger is a substring check
+            return {t for t in self.all if t in text}
+        found = set(self.words.intersection(_WORD.findall(text)))
+        scan = self.ascii_scan if text.isascii() else self.sub_scan
+        if scan is None or (scan is self.ascii_scan and scan.search(text) is None):
+            return found
+        match, prefixes, first = scan.match, self.prefixes, self.first
+        for m in scan.finditer(text):
+            longest = m.group()
+            found |= prefixes[longest]
+            start = m.start()
+            for k in range(1, len(longest)):
+                if longest[k] in first and (inner := match(text, start + k)) is not None:
+                    found |= prefixes[inner.group()]
+        return found
+
+
+TRIGGERS = _Triggers(_ALL_TRIGGERS, _ALL_RULES)  # every rule's (views the text rules read)
+RAW_TRIGGERS = _Triggers(  # the raw rules' only (views only they read)
+    frozenset().union(*(r.triggers | r.gate for r in _RAW_RULES)), _RAW_RULES
+)

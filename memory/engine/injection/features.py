@@ -49,20 +49,6 @@ class FeatureConfig:
         return cls(**values)
 
 
-_CRC: dict[str, int] = {}
-_CRC_MAX = 200_000  # words remembered (a few MB); then the cache starts over
-
-
-def _crc(word: str) -> int:
-    """CRC-32 of a word's UTF-8, remembered (most words of a text were hashed before)."""
-    h = _CRC.get(word)
-    if h is None:
-        if len(_CRC) >= _CRC_MAX:
-            _CRC.clear()
-        h = _CRC[word] = zlib.crc32(word.encode("utf-8", "surrogatepass"))
-    return h
-
-
 def _mix(h: np.ndarray) -> np.ndarray:
     h = h ^ (h >> _S33)
     h = h * _MIX
@@ -117,7 +103,10 @@ class HashedText:
             tokens = _TOKEN.findall(view)
             if tokens:
                 w_start = _token_starts(codes[1:-1])  # where each token starts (the same tokens, in order)
-                words = np.fromiter(map(_crc, tokens), dtype=np.uint64, count=len(tokens))
+                # tokens are ASCII letters and digits or single Chinese characters: UTF-8 encodes them all
+                words = np.fromiter(
+                    map(zlib.crc32, map(str.encode, tokens)), dtype=np.uint64, count=len(tokens)
+                )
                 parts.append((w_start, (_mix(words + _SALT_WORD) & mask).astype(np.int64)))
                 if config.word_bigrams and len(tokens) > 1:
                     bigrams = _mix(words[:-1] * _P + words[1:] + _SALT_BIGRAM)
@@ -146,7 +135,9 @@ class HashedText:
         np.not_equal(joined[1:], joined[:-1], out=first[1:])
         at = np.flatnonzero(first)
         idx = joined[at]
-        counts = np.diff(at, append=joined.size)
+        counts = np.empty_like(at)  # np.diff(at, append=joined.size), without its overhead
+        np.subtract(at[1:], at[:-1], out=counts[:-1])
+        counts[-1] = joined.size - at[-1]
         values = (1.0 + np.log(counts)).astype(np.float32)
         values /= np.float32(np.sqrt(float(np.dot(values, values))))
         return idx, values

@@ -9,11 +9,11 @@ from .compiler import (
     _ANCHOR_WORDS,
     _LIT_START_SET,
     _RULE_INDEX,
-    _TRACKED_WORDS,
     _WORD,
     _WORD_TRIGGERS,
-    _present_triggers,
+    TRIGGERS,
     _Rule,
+    _Triggers,
 )
 from .result import RuleMatch
 
@@ -90,12 +90,15 @@ class _View:
         "_starts",
         "_clause_at",
         "_trigger_clauses",
+        "_tracked",
     )
 
-    def __init__(self, text: str, glued: bool = False) -> None:
+    def __init__(self, text: str, glued: bool = False, triggers: _Triggers = TRIGGERS) -> None:
+        """``triggers``: the triggers of the rules this view is run with (all of them by default)."""
         self.text = text
         self.glued = glued
-        self.present = _present_triggers(text, glued)
+        self.present = triggers.present(text, glued)
+        self._tracked = triggers.tracked
         self._anchors: dict[str, list[int]] | None = None
         self._spans: dict[frozenset[str], list[tuple[int, int]]] | None = None
         self._clause_at: list[int] | None = None
@@ -107,9 +110,10 @@ class _View:
         """Start positions of the words that rules start with or are triggered by."""
         if self._anchors is None:
             found: dict[str, list[int]] = {}
+            tracked = self._tracked
             for m in _WORD.finditer(self.text):
                 word = m.group()
-                if word in _TRACKED_WORDS:
+                if word in tracked:
                     found.setdefault(word, []).append(m.start())
             self._anchors = found
         return self._anchors

@@ -19,7 +19,7 @@ import re
 import urllib.parse
 
 from . import classifier
-from .compiler import _RAW_RULES, _TEXT_RULES
+from .compiler import _RAW_RULES, _TEXT_RULES, RAW_TRIGGERS
 from .detectors import _lexical
 from .intent_lexicon import _TURN_TOKEN, _any_in
 from .matcher import _Found, _run, _View
@@ -96,7 +96,7 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
     text_v = _View(text_view)
     _run(_TEXT_RULES, text_v, prefix + "text", found, clean)
     _lexical(text_view, prefix + "text", found, clean)
-    raw_v = text_v if raw_view == text_view else _View(raw_view)
+    raw_v = text_v if raw_view == text_view else _View(raw_view, triggers=RAW_TRIGGERS)
     _run(_RAW_RULES, raw_v, prefix + "raw", found, clean)
     if "<" in raw_view:
         turn = _TURN_TOKEN.search(raw_view)
@@ -111,7 +111,7 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
         _run(_TEXT_RULES, _View(glued_runs, glued=True), prefix + "spaced", found, False, glued=True)
         spaced_raw = _spaced_view(folded_nozw)
         if spaced_raw is not None:
-            _run(_RAW_RULES, _View(spaced_raw[0]), prefix + "spaced", found, False)
+            _run(_RAW_RULES, _View(spaced_raw[0], triggers=RAW_TRIGGERS), prefix + "spaced", found, False)
     if (
         ('"' in text_view or "'" in text_view)
         and ("+" in text_view or _any_in(text_view, ("join", "concat", "combin", "merge", "glue")))
