@@ -96,7 +96,7 @@ from .registry import detector
 
 
 def _has(text: str, pool: tuple[str, ...]) -> bool:
-    return any(p in text for p in pool)
+    return any(map(text.__contains__, pool))
 
 
 def _topical(tokens: list[str], j: int) -> bool:
@@ -199,7 +199,7 @@ def _send_out(c: EnClause) -> str | None:
     if not words & _L_SEND:
         return None
     strong = bool(words & _L_DATA_STRONG) or _P_DATA.in_clause(words, c.joined)
-    third = any(p in c.clause for p in _L_THIRD)
+    third = any(map(c.clause.__contains__, _L_THIRD))
     if (strong or third or c.relaxed) and _L_DEST_RE.search(c.clause):
         return "de.lex.send_out"
     if third and words & _L_BROAD_DEST:

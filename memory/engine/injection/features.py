@@ -66,15 +66,18 @@ def _token_starts(codes: np.ndarray) -> np.ndarray:
 
 
 class HashedText:
-    """The hashed n-grams of one view, ordered by where they start, so a window's features are one slice: an
-    n-gram belongs to the window its first character is in."""
+    """The hashed n-grams of one view, each kind in the order they start, so a window's features are slices: an
+    n-gram belongs to the window its first character is in. Character n-gram ``i`` of the padded text starts at
+    ``view[i - 1]`` (the leading pad counts as position 0), so its slice is arithmetic; words are looked up."""
 
-    __slots__ = ("config", "length", "_buckets", "_starts")
+    __slots__ = ("config", "length", "_chars", "_word_starts", "_words", "_bigrams")
 
     def __init__(self, view: str, config: FeatureConfig) -> None:
         self.config = config
         self.length = len(view)
-        parts: list[tuple[np.ndarray, np.ndarray]] = []  # (starts, buckets) of each kind of n-gram
+        self._chars: list[np.ndarray] = []  # buckets of each character n-gram size
+        empty = np.zeros(0, np.int64)
+        self._word_starts, self._words, self._bigrams = empty, empty, empty
         mask = np.uint64(config.n_features - 1)
         padded = f" {view} "
         codes = np.frombuffer(padded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
@@ -85,8 +88,7 @@ class HashedText:
             poly: np.ndarray | None = None
             length = 0
             for n in grams:
-                count = len(codes) - n + 1
-                if count <= 0:
+                if len(codes) - n + 1 <= 0:
                     break
                 while length < n:
                     poly = (
@@ -97,38 +99,35 @@ class HashedText:
                     length += 1
                 assert poly is not None
                 h = np.uint64(n) * _P ** np.uint64(n) + poly
-                # n-gram i of the padded text starts at view[i - 1] (the leading pad counts as position 0)
-                starts = np.maximum(np.arange(count, dtype=np.int64) - 1, 0)
-                parts.append((starts, (_mix(h) & mask).astype(np.int64)))
+                self._chars.append((_mix(h) & mask).astype(np.int64))
             tokens = _TOKEN.findall(view)
             if tokens:
-                w_start = _token_starts(codes[1:-1])  # where each token starts (the same tokens, in order)
+                self._word_starts = _token_starts(codes[1:-1])  # where each token starts (same tokens, in order)
                 # tokens are ASCII letters and digits or single Chinese characters: UTF-8 encodes them all
                 words = np.fromiter(
                     map(zlib.crc32, map(str.encode, tokens)), dtype=np.uint64, count=len(tokens)
                 )
-                parts.append((w_start, (_mix(words + _SALT_WORD) & mask).astype(np.int64)))
+                self._words = (_mix(words + _SALT_WORD) & mask).astype(np.int64)
                 if config.word_bigrams and len(tokens) > 1:
                     bigrams = _mix(words[:-1] * _P + words[1:] + _SALT_BIGRAM)
-                    parts.append((w_start[:-1], (bigrams & mask).astype(np.int64)))
-        if parts:  # one array of all the n-grams, ordered by where they start: a window is one slice
-            starts = np.concatenate([s for s, _b in parts])
-            order = np.argsort(starts, kind="stable")
-            self._starts = starts[order]
-            self._buckets = np.concatenate([b for _s, b in parts])[order]
-        else:
-            self._buckets = self._starts = np.zeros(0, np.int64)
+                    self._bigrams = (bigrams & mask).astype(np.int64)
 
     def features(self, lo: int = 0, hi: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(sorted feature indices, L2-normalised 1 + log(count) values) of the n-grams starting in
         view[lo:hi] (all of them by default)."""
         if lo <= 0 and (hi is None or hi >= self.length):
-            joined = np.sort(self._buckets)
+            chunks = [*self._chars, self._words, self._bigrams]
         else:
-            a, b = np.searchsorted(self._starts, (lo, self.length if hi is None else hi))
-            joined = np.sort(self._buckets[a:b])
+            hi = self.length if hi is None else hi
+            a = 0 if lo <= 0 else lo + 1  # character n-gram i starts at max(i - 1, 0)
+            chunks = [c[a : hi + 1] for c in self._chars]
+            w_lo, w_hi = np.searchsorted(self._word_starts, (lo, hi))
+            chunks.append(self._words[w_lo:w_hi])
+            chunks.append(self._bigrams[w_lo:w_hi])  # bigram j starts where word j does
+        joined = np.concatenate(chunks)
         if joined.size == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        joined.sort()
         # np.unique(joined, return_counts=True) without its overhead: where each value of the sorted buckets starts
         first = np.empty(joined.size, dtype=bool)
         first[0] = True

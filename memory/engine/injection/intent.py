@@ -478,7 +478,7 @@ def _data_in_url(v: ViewText) -> str | None:
         if "://" in clause and _DEST_Q.search(clause) is not None and words & _OPENISH:
             if words & (_L_DATA_STRONG | _DATA_MORE) or _P_DATA.in_clause(words, joined):
                 return "de.lex.data_in_url"
-            if any(p in clause for p in _L_THIRD):
+            if any(map(clause.__contains__, _L_THIRD)):
                 return "de.lex.data_in_url"
     return None
 
@@ -503,7 +503,7 @@ def _data_in_link(v: ViewText) -> str | None:
                 or _P_SECRET.in_clause(words, joined)
             ):
                 return "de.lex.data_in_link"
-            if any(p in clause for p in _L_THIRD):
+            if any(map(clause.__contains__, _L_THIRD)):
                 return "de.lex.data_in_link"
     return None
 
@@ -529,7 +529,7 @@ def _covert_data(v: ViewText) -> str | None:
     data = (
         bool(words & (_L_DATA_STRONG | _DATA_MORE))
         or _P_DATA.in_clause(words, f" {' '.join(tokens)} ")
-        or any(p in v.text for p in _L_THIRD)
+        or any(map(v.text.__contains__, _L_THIRD))
     )
     if data and words & _DATA_MOVE:
         return "de.lex.covert_data"

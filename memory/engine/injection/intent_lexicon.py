@@ -319,7 +319,7 @@ _ZA_GATE = re.compile(
 
 
 def _any_in(text: str, parts: tuple[str, ...]) -> bool:
-    return any(p in text for p in parts)
+    return any(map(text.__contains__, parts))
 
 
 _PRIORITY_HINT = (

@@ -674,13 +674,13 @@ class _Phrases:
 
     def in_clause(self, words: set[str], joined: str) -> bool:
         for first in self.firsts.intersection(words):
-            if any(p in joined for p in self.by_first[first]):
+            if any(map(joined.__contains__, self.by_first[first])):
                 return True
         return False
 
 
 def _near(tokens: list[str], j: int, pool: frozenset[str], before: int, after: int) -> bool:
-    return any(t in pool for t in tokens[max(0, j - before) : j] + tokens[j + 1 : j + 1 + after])
+    return not pool.isdisjoint(tokens[max(0, j - before) : j] + tokens[j + 1 : j + 1 + after])
 
 
 _L_EXTRACT = _words(
