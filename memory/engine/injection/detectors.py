@@ -38,12 +38,8 @@ _Z_ANY_RE = re.compile(
 
 def _clause_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of the pieces ``_CLAUSE.split(text)`` returns."""
-    spans, prev = [], 0
-    for m in _CLAUSE.finditer(text):
-        spans.append((prev, m.start()))
-        prev = m.end()
-    spans.append((prev, len(text)))
-    return spans
+    cuts = [m.span() for m in _CLAUSE.finditer(text)]
+    return list(zip([0, *(end for _start, end in cuts)], [*(start for start, _end in cuts), len(text)]))
 
 
 def _any_between(positions: list[int], lo: int, hi: int) -> bool:

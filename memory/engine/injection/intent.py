@@ -212,7 +212,8 @@ class ViewText:
     def __init__(self, text: str) -> None:
         self.text = text
         self.tok = set(_LEX_TOKEN.findall(text))  # word gates: each detector needs at least one of its words
-        self.base = {t.split("'", 1)[0] for t in self.tok if "'" in t}  # "ai's" -> "ai"
+        # "ai's" -> "ai"
+        self.base = {t.split("'", 1)[0] for t in self.tok if "'" in t} if "'" in text else set()
         self._clauses: list[tuple[str, set[str], str]] | None = None
         self._conceal: tuple[re.Match[str] | None] | None = None
         self._zh: bool | None = None
