@@ -39,7 +39,9 @@ _Z_ANY_RE = re.compile(
 def _clause_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of the pieces ``_CLAUSE.split(text)`` returns."""
     cuts = [m.span() for m in _CLAUSE.finditer(text)]
-    return list(zip([0, *(end for _start, end in cuts)], [*(start for start, _end in cuts), len(text)]))
+    return list(
+        zip([0, *(end for _start, end in cuts)], [*(start for start, _end in cuts), len(text)], strict=True)
+    )
 
 
 def _any_between(positions: list[int], lo: int, hi: int) -> bool:

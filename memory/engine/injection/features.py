@@ -102,7 +102,9 @@ class HashedText:
                 self._chars.append((_mix(h) & mask).astype(np.int64))
             tokens = _TOKEN.findall(view)
             if tokens:
-                self._word_starts = _token_starts(codes[1:-1])  # where each token starts (same tokens, in order)
+                self._word_starts = _token_starts(
+                    codes[1:-1]
+                )  # where each token starts (same tokens, in order)
                 # tokens are ASCII letters and digits or single Chinese characters: UTF-8 encodes them all
                 words = np.fromiter(
                     map(zlib.crc32, map(str.encode, tokens)), dtype=np.uint64, count=len(tokens)
