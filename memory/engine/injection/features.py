@@ -8,6 +8,7 @@ diluted by the document around it; the n-gram hashes are computed once for the w
 
 from __future__ import annotations
 
+import math
 import re
 import zlib
 from dataclasses import asdict, dataclass
@@ -49,87 +50,120 @@ class FeatureConfig:
         return cls(**values)
 
 
+def _ngram_salt(n: int) -> np.uint64:
+    """``n * P**n``, added to a character n-gram's polynomial (n-grams of different sizes hash apart)."""
+    with np.errstate(over="ignore"):
+        return np.uint64(n) * _P ** np.uint64(n)
+
+
 def _mix(h: np.ndarray) -> np.ndarray:
     h = h ^ (h >> _S33)
     h = h * _MIX
     return h ^ (h >> _S33)
 
 
-def _token_starts(codes: np.ndarray) -> np.ndarray:
+_ALNUM_ASCII = np.zeros(128, dtype=bool)  # [a-z0-9], by code point
+_ALNUM_ASCII[97:123] = True
+_ALNUM_ASCII[48:58] = True
+_LOG_COUNTS = 1 << 12  # 1 + log(count) as float32, looked up for counts below this
+_ONE_PLUS_LOG = (1.0 + np.log(np.arange(1, _LOG_COUNTS, dtype=np.int64))).astype(np.float32)
+
+
+def _token_starts(codes: np.ndarray, ascii_only: bool = False) -> np.ndarray:
     """Start positions of ``_TOKEN``'s matches, from the code points: a run of ASCII letters and digits starts
     where the previous character is not one; every Chinese character is a token of its own."""
-    alnum = ((codes >= 97) & (codes <= 122)) | ((codes >= 48) & (codes <= 57))
-    cjk = ((codes >= 0x3400) & (codes <= 0x4DBF)) | ((codes >= 0x4E00) & (codes <= 0x9FFF))
+    if ascii_only:
+        alnum = _ALNUM_ASCII[codes]
+    else:
+        alnum = ((codes >= 97) & (codes <= 122)) | ((codes >= 48) & (codes <= 57))
     first = alnum.copy()
     first[1:] &= ~alnum[:-1]
-    return np.flatnonzero(first | cjk).astype(np.int64)
+    if not ascii_only:
+        first |= ((codes >= 0x3400) & (codes <= 0x4DBF)) | ((codes >= 0x4E00) & (codes <= 0x9FFF))
+    return np.flatnonzero(first)
+
+
+def _one_plus_log(counts: np.ndarray) -> np.ndarray:
+    """``(1.0 + np.log(counts)).astype(np.float32)``, from a table when the counts are small (the same values)."""
+    if int(counts.max()) < _LOG_COUNTS:
+        return _ONE_PLUS_LOG[counts - 1]
+    return (1.0 + np.log(counts)).astype(np.float32)
 
 
 class HashedText:
     """The hashed n-grams of one view, each kind in the order they start, so a window's features are slices: an
     n-gram belongs to the window its first character is in. Character n-gram ``i`` of the padded text starts at
-    ``view[i - 1]`` (the leading pad counts as position 0), so its slice is arithmetic; words are looked up."""
+    ``view[i - 1]`` (the leading pad counts as position 0), so its slice is arithmetic; words are looked up.
+    All kinds are mixed and masked together, in one array (``_parts`` holds where each kind lies in it)."""
 
-    __slots__ = ("config", "length", "_chars", "_word_starts", "_words", "_bigrams")
+    __slots__ = ("config", "length", "_buckets", "_parts", "_word_starts", "_words_at", "_bigrams_at")
 
     def __init__(self, view: str, config: FeatureConfig) -> None:
         self.config = config
         self.length = len(view)
-        self._chars: list[np.ndarray] = []  # buckets of each character n-gram size
-        empty = np.zeros(0, np.int64)
-        self._word_starts, self._words, self._bigrams = empty, empty, empty
-        mask = np.uint64(config.n_features - 1)
+        self._word_starts = np.zeros(0, np.int64)
         padded = f" {view} "
-        codes = np.frombuffer(padded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
+        ascii_only = padded.isascii()
+        if ascii_only:
+            codes = np.frombuffer(padded.encode("ascii"), dtype=np.uint8).astype(np.uint64)
+        else:
+            codes = np.frombuffer(padded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(
+                np.uint64
+            )
+        raw: list[np.ndarray] = []  # unmixed hashes: each character n-gram size, then words, then bigrams
         with np.errstate(over="ignore"):
             # the n-gram at i hashes to n * P**n + sum(codes[i + k] * P**(n - 1 - k)); longer n-grams extend
             # shorter ones by one character
-            grams = sorted(config.char_ngrams)
             poly: np.ndarray | None = None
             length = 0
-            for n in grams:
+            for n in sorted(config.char_ngrams):
                 if len(codes) - n + 1 <= 0:
                     break
                 while length < n:
-                    poly = (
-                        codes[: len(codes) - length].copy()
-                        if poly is None
-                        else poly[:-1] * _P + codes[length:]
-                    )
+                    poly = codes.copy() if poly is None else poly[:-1] * _P + codes[length:]
                     length += 1
                 assert poly is not None
-                h = np.uint64(n) * _P ** np.uint64(n) + poly
-                self._chars.append((_mix(h) & mask).astype(np.int64))
+                raw.append(poly + _ngram_salt(n))
+            n_chars = len(raw)
             tokens = _TOKEN.findall(view)
             if tokens:
-                self._word_starts = _token_starts(
-                    codes[1:-1]
-                )  # where each token starts (same tokens, in order)
+                # where each token starts (the same tokens, in order)
+                self._word_starts = _token_starts(codes[1:-1], ascii_only)
                 # tokens are ASCII letters and digits or single Chinese characters: UTF-8 encodes them all
                 words = np.fromiter(
                     map(zlib.crc32, map(str.encode, tokens)), dtype=np.uint64, count=len(tokens)
                 )
-                self._words = (_mix(words + _SALT_WORD) & mask).astype(np.int64)
+                raw.append(words + _SALT_WORD)
                 if config.word_bigrams and len(tokens) > 1:
-                    bigrams = _mix(words[:-1] * _P + words[1:] + _SALT_BIGRAM)
-                    self._bigrams = (bigrams & mask).astype(np.int64)
+                    raw.append(words[:-1] * _P + words[1:] + _SALT_BIGRAM)
+            joined = np.concatenate(raw) if raw else np.zeros(0, np.uint64)
+            self._buckets = (_mix(joined) & np.uint64(config.n_features - 1)).astype(np.int64)
+        ends = np.cumsum([len(r) for r in raw]).tolist()
+        bounds = list(zip([0, *ends], ends, strict=False))  # (start, end) of each kind
+        self._parts = bounds[:n_chars]  # (start, end) in _buckets of each character n-gram size
+        self._words_at = bounds[n_chars] if len(bounds) > n_chars else (0, 0)
+        self._bigrams_at = bounds[n_chars + 1] if len(bounds) > n_chars + 1 else (0, 0)
 
     def features(self, lo: int = 0, hi: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(sorted feature indices, L2-normalised 1 + log(count) values) of the n-grams starting in
         view[lo:hi] (all of them by default)."""
+        buckets = self._buckets
         if lo <= 0 and (hi is None or hi >= self.length):
-            chunks = [*self._chars, self._words, self._bigrams]
+            joined = np.sort(buckets)
         else:
             hi = self.length if hi is None else hi
             a = 0 if lo <= 0 else lo + 1  # character n-gram i starts at max(i - 1, 0)
-            chunks = [c[a : hi + 1] for c in self._chars]
-            w_lo, w_hi = np.searchsorted(self._word_starts, (lo, hi))
-            chunks.append(self._words[w_lo:w_hi])
-            chunks.append(self._bigrams[w_lo:w_hi])  # bigram j starts where word j does
-        joined = np.concatenate(chunks)
+            chunks = [
+                buckets[start + min(a, end - start) : start + min(hi + 1, end - start)]
+                for start, end in self._parts
+            ]
+            w_lo, w_hi = np.searchsorted(self._word_starts, (lo, hi)).tolist()
+            for start, end in (self._words_at, self._bigrams_at):  # bigram j starts where word j does
+                chunks.append(buckets[start + min(w_lo, end - start) : start + min(w_hi, end - start)])
+            joined = np.concatenate(chunks)
+            joined.sort()
         if joined.size == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        joined.sort()
         # np.unique(joined, return_counts=True) without its overhead: where each value of the sorted buckets starts
         first = np.empty(joined.size, dtype=bool)
         first[0] = True
@@ -139,8 +173,8 @@ class HashedText:
         counts = np.empty_like(at)  # np.diff(at, append=joined.size), without its overhead
         np.subtract(at[1:], at[:-1], out=counts[:-1])
         counts[-1] = joined.size - at[-1]
-        values = (1.0 + np.log(counts)).astype(np.float32)
-        values /= np.float32(np.sqrt(float(np.dot(values, values))))
+        values = _one_plus_log(counts)
+        values /= np.float32(math.sqrt(float(np.dot(values, values))))
         return idx, values
 
 
