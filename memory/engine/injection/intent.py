@@ -139,6 +139,7 @@ from .lexicon import (
     _Z_SEND,
     _words,
 )
+from .normalise import _CJK_ANY
 from .registry import detector
 
 
@@ -541,8 +542,11 @@ def _covert_data(v: ViewText) -> str | None:
 
 
 def _zh(v: ViewText) -> bool:
+    """Whether the Chinese detectors can match: each needs a Chinese character (every one of them looks for a
+    Chinese word), and one of the gate's words."""
     if v._zh is None:
-        v._zh = not v.text.isascii() and _ZA_GATE.search(v.text) is not None
+        text = v.text
+        v._zh = not text.isascii() and _CJK_ANY.search(text) is not None and _ZA_GATE.search(text) is not None
     return v._zh
 
 
