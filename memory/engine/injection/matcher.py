@@ -217,9 +217,17 @@ def _run(
     word_positions = view.anchors() if anchored else {}
     present = view.present
     seen = found.seen
-    settled = found.settled
+    # ``found.settled``, inlined (it is asked for every candidate rule): nothing recorded yet settles nothing
+    rule_ids, per_family, plain_families = found.rule_ids, found.per_family, found.plain
     for rule in candidates:
-        if _PREFILTER and ((rule.rule_id, name) in seen or settled(rule.rule_id, rule.family, plain)):
+        if _PREFILTER and (
+            (rule.rule_id, name) in seen
+            or (
+                rule_ids
+                and (not plain or rule.family in plain_families)
+                and (rule.rule_id in rule_ids or per_family.get(rule.family, 0) >= _MAX_MATCHES_PER_FAMILY)
+            )
+        ):
             continue
         if rule.starts is not None and anchored:
             if rule.gate.isdisjoint(present):
