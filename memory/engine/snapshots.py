@@ -13,6 +13,7 @@ from typing import Any
 from memory.models import FactWrite, Memory
 
 from . import common as c
+from .taint import resolve_tainted
 from .temporal import DERIVED_FIELDS, rederive_key
 from .types import EngineError, InvalidArgument
 
@@ -118,6 +119,7 @@ def restore_snapshot(
             **{k: _restore(v, k) for k, v in rows[row_id].items()}
         )
     c.bump_generation(agent_id)
+    resolve_tainted(agent_id=agent_id, t=t)  # a restored source or retracted fact settles a tainted item
     c.audit(
         agent_id=agent_id,
         actor=actor,
