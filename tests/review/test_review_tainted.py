@@ -37,7 +37,7 @@ def test_the_review_page_shows_the_tainted_fact_with_its_reason(client, reviewer
     html = client.get(reverse("review:review", args=[agent.agent_id])).content.decode()
     c = card(html, tainted["item"].id)
     assert "derived from a purged source: channel:spam" in c
-    assert "Acme ships on Fridays" in c and "tainted-effect" in c
+    assert "Acme ships on Fridays" in c and "tainted-effect" in c and "tainted-badge" in c
     assert reverse("dashboard:memory", args=[agent.agent_id, tainted["src"]]) in c  # the purged source links
 
 
