@@ -242,6 +242,7 @@ def graph_view(
 
 PAGERANK_DAMPING = 0.85
 PAGERANK_ITERATIONS = 40
+PAGERANK_TOLERANCE = 1e-6  # L1 change per iteration: the order of the top entity has long settled
 
 
 def hub(subjects: np.ndarray, objects: np.ndarray, n: int) -> int:
@@ -254,8 +255,12 @@ def hub(subjects: np.ndarray, objects: np.ndarray, n: int) -> int:
     rank = np.where(present, 1.0 / m, 0.0)
     safe = np.where(present, degree, 1.0)
     for _ in range(PAGERANK_ITERATIONS):
-        spread = np.bincount(dst, weights=rank[src] / safe[src], minlength=n)
-        rank = np.where(present, (1.0 - PAGERANK_DAMPING) / m + PAGERANK_DAMPING * spread, 0.0)
+        spread = np.bincount(dst, weights=(rank / safe)[src], minlength=n)
+        new = np.where(present, (1.0 - PAGERANK_DAMPING) / m + PAGERANK_DAMPING * spread, 0.0)
+        done = float(np.abs(new - rank).sum()) < PAGERANK_TOLERANCE
+        rank = new
+        if done:
+            break
     return int(np.argmax(rank))
 
 
