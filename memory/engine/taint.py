@@ -24,11 +24,22 @@ RULE = "tainted"
 ACTOR = "system:taint"
 
 
-def tainted_items(agent_id: str) -> list[ReviewItem]:
-    """The agent's pending tainted-fact items (few: one per tainted fact at most)."""
-    return list(
-        ReviewItem.objects.filter(agent_id=agent_id, kind=KIND, status=ReviewItem.PENDING, payload__rule=RULE)
+CHUNK = 500  # ids per query (SQLite's bound parameters)
+
+
+def tainted_items(agent_id: str, facts: Iterable[str] | None = None) -> list[ReviewItem]:
+    """The agent's pending tainted-fact items (one per tainted fact at most); with ``facts``, only those about
+    these facts (by the payload's fact id, in chunks: a purge may name thousands)."""
+    qs = ReviewItem.objects.filter(
+        agent_id=agent_id, kind=KIND, status=ReviewItem.PENDING, payload__rule=RULE
     )
+    if facts is None:
+        return list(qs)
+    ids = sorted(set(facts))
+    out: list[ReviewItem] = []
+    for i in range(0, len(ids), CHUNK):
+        out += qs.filter(payload__fact__id__in=ids[i : i + CHUNK])
+    return out
 
 
 def settled(item: ReviewItem, rows: dict[str, Any]) -> str:
@@ -50,16 +61,9 @@ def settled(item: ReviewItem, rows: dict[str, Any]) -> str:
 
 def resolve_tainted(*, agent_id: str, t: datetime, ids: Iterable[str] | None = None) -> int:
     """Mark the agent's pending tainted items that are settled (see ``settled``) as resolved. ``ids``: only
-    items about these facts or citing these sources (None: all). Audited per item; returns how many."""
-    items = tainted_items(agent_id)
-    if ids is not None:
-        wanted = set(ids)
-        items = [
-            i
-            for i in items
-            if wanted.intersection(i.memory_ids or [])
-            or wanted.intersection((i.payload or {}).get("sources", []))
-        ]
+    items about these facts (a retraction's rows; None: all, e.g. after a snapshot restore that may have
+    brought a source back). Audited per item; returns how many."""
+    items = tainted_items(agent_id, ids)
     if not items:
         return 0
     needed: set[str] = set()

@@ -42,7 +42,7 @@ def propose_tainted(
     if not tainted:
         return 0
     purged_ids = set(purged)
-    open_items = {i for item in tainted_items(agent_id) for i in item.memory_ids or []}
+    open_items = {i for item in tainted_items(agent_id, tainted) for i in item.memory_ids or []}
     rows = (
         Memory.objects.filter(agent_id=agent_id, id__in=list(tainted), quarantined=False)
         .filter(NOT_RETRACTED)

@@ -114,3 +114,13 @@ def test_pagerank_hub_is_the_centre_of_a_star():
     s = np.array([1, 2, 3, 4, 5, 6, 7], dtype=np.int64)
     o = np.array([0, 0, 0, 0, 0, 7, 8], dtype=np.int64)
     assert hub(s, o, 9) == 0
+
+
+def test_the_html_export_command_still_writes_the_whole_graph(agent, large, tmp_path):
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("graph_export_html", str(tmp_path / "g.html"), agent=agent.agent_id, limit=1000, stdout=out)
+    assert "(162 entities, 160 edges" in out.getvalue()

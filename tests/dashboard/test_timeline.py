@@ -161,6 +161,25 @@ def test_the_picker_bounds_what_it_lists_and_says_how_many_match(member, agent, 
     assert "The 3 most-changed of 5 keys" in html
 
 
+def test_the_pickers_query_count_does_not_grow_with_the_keys(member, agent, django_assert_num_queries):
+    def add(n: int, start: int = 0) -> None:
+        for i in range(start, start + n):
+            engine.store_temporal(agent_id=agent.agent_id, content=f"c{i}", subject=f"customer-{i}",
+                                  predicate="prefers", object="email")  # fmt: skip
+
+    add(2)
+    member.get(url(agent.agent_id, "?q=customer"))  # warm the session
+    with django_assert_num_queries(PICKER_QUERIES):
+        member.get(url(agent.agent_id, "?q=customer"))
+    add(30, 2)
+    with django_assert_num_queries(PICKER_QUERIES):
+        html = member.get(url(agent.agent_id, "?q=customer")).content.decode()
+    assert len(key_rows(html)) == 32
+
+
+PICKER_QUERIES = 5  # session, user, agent (with its membership and badges), the keys, their count
+
+
 def test_an_over_long_search_is_a_form_error_not_a_500(member, agent, story):
     response = member.get(url(agent.agent_id, "?q=" + "x" * 5000))
     assert response.status_code == 200
