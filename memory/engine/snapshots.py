@@ -27,6 +27,7 @@ WRITE_FIELDS = (
     "state",
     "believed_from",
     "believed_until",
+    "origin_trust",  # a confirmed tainted fact's writes get their trust back (issue 19 item 9); an undo crushes it
 )
 _TIME_FIELDS = {"valid_from", "valid_until", "invalidated_at", "believed_from", "believed_until"}
 

@@ -8,7 +8,7 @@ import pytest
 
 from memory import engine
 from memory.engine.taint import settled
-from memory.models import AuditEvent, Memory, ReviewItem
+from memory.models import AuditEvent, FactWrite, Memory, ReviewItem
 from tests.memory.conftest import A
 
 pytestmark = pytest.mark.django_db
@@ -63,8 +63,12 @@ def test_approving_confirms_the_fact_and_lifts_the_taint():
     engine.review_decide(item_id=item.id, decision="approve", actor="user:rev", agent_id=A)
     row = Memory.objects.get(id=fact)
     assert not engine.is_tainted(row) and row.origin_trust == 0.3 and row.invalidated_by_event is None
+    first_write = FactWrite.objects.filter(memory_id=fact).order_by("id").first()
+    assert first_write.origin_trust == 0.3  # the fact's own write too (a continuation row is made from it)
     engine.review_undo(item_id=item.id, actor="user:rev", agent_id=A)  # the undo crushes it again
     assert engine.is_tainted(Memory.objects.get(id=fact))
+    first_write.refresh_from_db()
+    assert first_write.origin_trust == 0.1
     assert ReviewItem.objects.get(id=item.id).status == "pending"
 
 
