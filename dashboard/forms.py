@@ -83,6 +83,19 @@ class UTCDateTimeField(forms.Field):
             ) from None
 
 
+class KeyPickerForm(forms.Form):
+    """The timeline's key picker (issue 19 item 7): one box searched over subject and predicate; never required.
+
+    A half-given key (``?subject=Jordan``) is a search, not an error."""
+
+    q = forms.CharField(required=False, max_length=200, strip=True, label="Find a key")
+
+    def query(self) -> str:
+        if not self.is_valid():
+            return ""
+        return self.cleaned_data["q"]
+
+
 class TimelineForm(forms.Form):
     subject = forms.CharField(max_length=512, strip=True)
     predicate = forms.CharField(max_length=512, strip=True)

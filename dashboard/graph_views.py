@@ -37,6 +37,9 @@ MAX_TEXT_CHARS = 512
 MAX_ENTITY_CHARS = MAX_TEXT_CHARS * 18
 LIMIT_CHOICES = (100, 300, 1000)
 DEFAULT_LIMIT = 300
+# A graph of more entities than this opens on a neighbourhood (issue 19 item 16): the asked entity's, else the
+# hub's (highest PageRank); "the whole graph" (?whole=1) is one click away.
+LARGE_GRAPH_NODES = 150
 FACTS_LIMIT = 50
 # Edge colours by origin trust; the legend on the page names the same bands.
 TRUST_BANDS = (
@@ -80,6 +83,7 @@ class GraphFilterForm(forms.Form):
     node = forms.CharField(required=False, max_length=MAX_ENTITY_CHARS, strip=True)
     # "open in graph" from the discovery inbox: the entity's and this one's neighbourhoods, the pair marked
     pair = forms.CharField(required=False, max_length=MAX_ENTITY_CHARS, strip=True)
+    whole = forms.BooleanField(required=False)  # the whole graph even when it is large
 
     def filters(self) -> dict[str, Any]:
         """Cleaned filters; invalid fields fall back to their defaults (the errors are shown beside them)."""
@@ -93,6 +97,7 @@ class GraphFilterForm(forms.Form):
             "community": data.get("community") or "",
             "node": data.get("node") or "",
             "pair": data.get("pair") or "",
+            "whole": bool(data.get("whole")),
         }
 
 
@@ -218,8 +223,9 @@ def in_community(
     for e in edges:
         for name in (e["subject"], e["object"]):
             degree[name] = degree.get(name, 0) + 1
+    labels = getattr(view, "labels", {}) or {}
     nodes = [
-        {"id": n, "label": n, "kind": "entity", "degree": d}
+        {"id": n, "label": labels.get(n, n), "kind": "entity", "degree": d}
         for n, d in sorted(degree.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
     return nodes, edges
@@ -271,7 +277,7 @@ def pair_view(first: engine.GraphView, second: engine.GraphView) -> engine.Graph
         if e["memory_id"] not in seen:
             seen.add(e["memory_id"])
             edges.append(e)
-    nodes = pair_nodes(edges, [first.entity or "", second.entity or ""])
+    nodes = pair_nodes(edges, [first.entity or "", second.entity or ""], {**second.labels, **first.labels})
     total = first.total_edges + second.total_edges - (len(first.edges) + len(second.edges) - len(edges))
     return engine.GraphView(
         nodes=nodes,
@@ -281,11 +287,13 @@ def pair_view(first: engine.GraphView, second: engine.GraphView) -> engine.Graph
         shown_edges=len(edges),
         truncated=first.truncated or second.truncated,
         entity=first.entity,
+        labels={**second.labels, **first.labels},
     )
 
 
-def pair_nodes(edges: list[dict[str, Any]], focus: list[str]) -> list[dict[str, Any]]:
-    """The nodes of ``edges`` by degree, then name; the ``focus`` entities even without an edge."""
+def pair_nodes(edges: list[dict[str, Any]], focus: list[str], labels: dict[str, str]) -> list[dict[str, Any]]:
+    """The nodes of ``edges`` by degree, then name; the ``focus`` entities even without an edge. ``labels``:
+    the entities' surface forms (``GraphView.labels``)."""
     degree: dict[str, int] = {}
     for e in edges:
         for n in (e["subject"], e["object"]):
@@ -294,7 +302,7 @@ def pair_nodes(edges: list[dict[str, Any]], focus: list[str]) -> list[dict[str, 
         if f:
             degree.setdefault(f, 0)
     return [
-        {"id": n, "label": n, "kind": "entity", "degree": d}
+        {"id": n, "label": labels.get(n, n), "kind": "entity", "degree": d}
         for n, d in sorted(degree.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
 
@@ -313,8 +321,12 @@ def graph_data(agent_id: str, f: dict[str, Any]) -> tuple[dict[str, Any], list[t
         "min_trust": f["min_trust"],
         "limit": f["limit"],
     }
+    # a large graph opens on its hub's neighbourhood, unless the whole graph or a community was asked for
+    opening = not (f["entity"] or f["whole"] or f["community"] or f["pair"])
     try:
-        view = engine.graph_view(entity=f["entity"] or None, **query)
+        view = engine.graph_view(
+            entity=f["entity"] or None, focus_over=LARGE_GRAPH_NODES if opening else None, **query
+        )
         if f["pair"] and view.entity:
             other = engine.graph_view(entity=f["pair"], **query)
             if other.entity and other.entity != view.entity and other.total_edges:
@@ -323,6 +335,7 @@ def graph_data(agent_id: str, f: dict[str, Any]) -> tuple[dict[str, Any], list[t
     except engine.EngineError as exc:
         errors.append((exc.field, exc.message))
     focus = (view.entity or "") if view else ""
+    labels = view.labels if view else {}
     nodes, edges = (view.nodes, view.edges) if view else ([], [])
     communities = selectors.graph_communities(agent_id, [n["id"] for n in nodes])
     community = None
@@ -340,6 +353,9 @@ def graph_data(agent_id: str, f: dict[str, Any]) -> tuple[dict[str, Any], list[t
         "nodes": nodes,
         "edges": edges,
         "focus": focus,
+        "focus_label": labels.get(focus, focus),
+        "auto_focus": bool(view and view.auto_focus),
+        "large_graph": LARGE_GRAPH_NODES,
         "pair": pair,
         "communities": communities,
         "community": community,

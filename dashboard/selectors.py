@@ -192,18 +192,41 @@ class FactKey:
     last_ingested: datetime | None
 
 
-def fact_keys(agent_id: str, *, limit: int = 200, subject: str = "") -> list[FactKey]:
-    """The agent's keys (subject, predicate) with their row counts, most recently written first."""
+KEY_QUERY_WORDS = 8  # words of a key search; more are ignored (bounded work for any input)
+
+
+def key_filter(query: str) -> Q:
+    """Every word of ``query`` in the subject or the predicate, case-insensitively (the key picker's search)."""
+    q = Q()
+    for word in query.split()[:KEY_QUERY_WORDS]:
+        q &= Q(subject__icontains=word) | Q(predicate__icontains=word)
+    return q
+
+
+def fact_keys(
+    agent_id: str, *, limit: int = 200, query: str = "", most_changed: bool = False
+) -> list[FactKey]:
+    """The agent's keys (subject, predicate) with their row counts, most recently written first, or the keys
+    with the most rows first (``most_changed``: the key picker); ``query`` keeps the keys matching every word."""
     qs = Memory.objects.filter(agent_id=agent_id, subject__isnull=False, predicate__isnull=False)
-    if subject:
-        qs = qs.filter(subject__icontains=subject)
+    if query:
+        qs = qs.filter(key_filter(query))
+    order = ("-rows", "-last") if most_changed else ("-last", "-rows")
     rows = (
         qs.order_by()
         .values("subject", "predicate")
         .annotate(rows=Count("id"), last=Max("ingested_at"))
-        .order_by("-last", "subject", "predicate")[:limit]
+        .order_by(*order, "subject", "predicate")[:limit]
     )
     return [FactKey(r["subject"], r["predicate"], r["rows"], r["last"]) for r in rows]
+
+
+def fact_key_count(agent_id: str, *, query: str = "") -> int:
+    """How many keys ``fact_keys`` would list without a limit."""
+    qs = Memory.objects.filter(agent_id=agent_id, subject__isnull=False, predicate__isnull=False)
+    if query:
+        qs = qs.filter(key_filter(query))
+    return qs.order_by().values("subject", "predicate").distinct().count()
 
 
 @dataclass(frozen=True)

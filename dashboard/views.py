@@ -26,6 +26,7 @@ from web.http import HtmxHttpRequest, actor_of, refusal, render_page, wants_frag
 from . import selectors, timeline_chart
 from .forms import (
     AuditFilterForm,
+    KeyPickerForm,
     MemoryFilterForm,
     MistakeFilterForm,
     ReflexionPreviewForm,
@@ -129,14 +130,11 @@ def timeline(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     access = agent_access(request.user, agent_id)
     aid = access.agent.agent_id
     now = timezone.now()
-    if not request.GET.get("subject") and not request.GET.get("predicate"):
-        # No key chosen yet: offer the agent's keys.
-        context = {"agent": access.agent, "keys": selectors.fact_keys(aid), "form": TimelineForm()}
-        return render_page(request, "dashboard/timeline_keys.html", context)
     form = TimelineForm(request.GET)
+    if not request.GET.get("subject", "").strip() or not request.GET.get("predicate", "").strip():
+        return key_picker(request, access)
     if not form.is_valid() and ("subject" in form.errors or "predicate" in form.errors):
-        context = {"agent": access.agent, "keys": selectors.fact_keys(aid), "form": form}
-        return render_page(request, "dashboard/timeline_keys.html", context)
+        return key_picker(request, access)
     subject, predicate = form.cleaned_data["subject"], form.cleaned_data["predicate"]
     at = form.cleaned_data.get("at") or now
     as_of = form.cleaned_data.get("as_of")
@@ -166,6 +164,30 @@ def timeline(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     if not wants_fragment(request):
         context["rows"] = rows
     return render_page(request, "dashboard/timeline.html", context, fragment="asof")
+
+
+KEY_PICKER_LIMIT = 50
+
+
+def key_picker(request: HtmxHttpRequest, access: AgentAccess) -> HttpResponse:
+    """No whole key chosen yet: the agent's keys, most-changed first, searched as you type (issue 19 item 7).
+
+    Half a key (``?subject=Jordan``) or an over-long word is a search of what was given, never a form error."""
+    aid = access.agent.agent_id
+    given = request.GET.copy()
+    if not given.get("q"):
+        given["q"] = " ".join(v for v in (given.get("subject", ""), given.get("predicate", "")) if v.strip())
+    form = KeyPickerForm(given)
+    query = form.query()
+    context = {
+        "agent": access.agent,
+        "form": form,
+        "query": query,
+        "keys": selectors.fact_keys(aid, query=query, limit=KEY_PICKER_LIMIT, most_changed=True),
+        "total": selectors.fact_key_count(aid, query=query),
+        "limit": KEY_PICKER_LIMIT,
+    }
+    return render_page(request, "dashboard/timeline_keys.html", context, fragment="results")
 
 
 # --- tokens (SPEC A2, D8): admins of the agent's team only -------------------------------------------------

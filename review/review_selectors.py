@@ -381,6 +381,18 @@ class ReviewCard(QueueCard):
         return str(self.payload.get("why") or self.item.reason or "")
 
     @property
+    def tainted(self) -> bool:
+        """A fact derived from a purged source (issue 19 item 9), proposed by the purge."""
+        return self.item.kind == "low_confidence" and self.payload.get("rule") == engine.TAINT_RULE
+
+    @property
+    def resolved(self) -> str:
+        """Why the item needed no person in the end (settled by the engine), or ""."""
+        if self.item.status == ReviewItem.STALE and self.item.decided_by == engine.TAINT_ACTOR:
+            return self.item.decision_reason.removeprefix("resolved: ")
+        return ""
+
+    @property
     def extra(self) -> list[tuple[str, Any]]:
         """The payload's other entries (attitudes, skills): shown as they are, escaped."""
         skip = {"old", "new", "fact", "facts", "action", "fix", "finding", "why", "rule", "judge_reason"}

@@ -117,3 +117,22 @@ class EditForm(forms.Form):
         if any(len(tag) > MAX_TAG_CHARS for tag in tags):
             raise forms.ValidationError(f"Each tag has at most {MAX_TAG_CHARS} characters.")
         return tags
+
+
+class PreviewForm(forms.Form):
+    """The editor's live preview (issue 19 item 15): the draft as it would render, and what saving would change
+    against the latest revision. Nothing is saved, so nothing is required; the limits are the edit's."""
+
+    title = forms.CharField(required=False, max_length=MAX_TITLE_CHARS, strip=True)
+    summary = forms.CharField(required=False, max_length=MAX_SUMMARY_CHARS, strip=True)
+    original_text = forms.CharField(required=False, max_length=MAX_TEXT_CHARS, strip=False)
+    tags = forms.CharField(required=False, max_length=MAX_TAGS * (MAX_TAG_CHARS + 2), strip=True)
+
+    def clean_tags(self) -> list[str]:
+        return parse_tags(self.cleaned_data.get("tags") or "")[:MAX_TAGS]
+
+    def clean_original_text(self) -> str:
+        return (self.cleaned_data.get("original_text") or "").replace("\r\n", "\n").strip("\n")
+
+    def clean_summary(self) -> str:
+        return (self.cleaned_data.get("summary") or "").replace("\r\n", "\n").strip("\n")

@@ -8,7 +8,6 @@ Nothing here writes; ``wiki.services`` does.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -20,6 +19,7 @@ from django.utils import timezone
 from memory import engine
 from memory.models import Memory
 
+from . import diff
 from .models import DOC_TYPES, NAMESPACES, POINTER_PREDICATE, SOURCE_TYPES, WikiPage, WikiRevision
 
 # --- pages -------------------------------------------------------------------------------------------------
@@ -186,31 +186,11 @@ def latest_revision(page: WikiPage) -> WikiRevision | None:
     return page.revisions.order_by("-number").first()
 
 
-def _revision_lines(rev: WikiRevision | None) -> list[str]:
-    if rev is None:
-        return []
-    body = f"# {rev.title}\n\ntags: {', '.join(rev.tags or [])}\n\n## Summary\n\n{rev.summary}\n\n"
-    body += f"## Original text\n\n{rev.original_text}\n"
-    return body.splitlines()
-
-
 def accepted_revision(page: WikiPage) -> WikiRevision | None:
     return page.revisions.filter(accepted=True).order_by("-number").first()
 
 
 def diff_since_accepted(*, page: WikiPage) -> list[str]:
-    """Unified-diff lines from the last accepted revision (nothing, when none is) to the latest revision."""
-    accepted = accepted_revision(page)
-    latest = latest_revision(page)
-    if latest is None or (accepted is not None and accepted.number == latest.number):
-        return []
-    before = f"r{accepted.number} (accepted)" if accepted else "nothing accepted yet"
-    return list(
-        difflib.unified_diff(
-            _revision_lines(accepted),
-            _revision_lines(latest),
-            fromfile=before,
-            tofile=f"r{latest.number}",
-            lineterm="",
-        )
-    )
+    """Unified-diff lines from the last accepted revision (the first one, when none is) to the latest revision
+    (``wiki.diff.since_accepted``)."""
+    return diff.since_accepted(list(page.revisions.all()))

@@ -29,8 +29,8 @@ from memory.models import Role
 from web.access import AgentAccess, agent_access, login_required
 from web.http import HtmxHttpRequest, actor_of, error_status, render_page, wants_fragment
 
-from . import selectors, services
-from .forms import DOC_TYPE_LABELS, EditForm, ReasonForm, WikiFilterForm
+from . import diff, selectors, services
+from .forms import DOC_TYPE_LABELS, EditForm, PreviewForm, ReasonForm, WikiFilterForm
 from .models import WikiPage, WikiRevision
 from .render import render_markdown
 
@@ -105,25 +105,6 @@ def _page_or_404(agent_id: str, page_id: int) -> WikiPage:
     return page
 
 
-def diff_rows(lines: Any) -> list[dict[str, str]]:
-    """Unified-diff lines with a kind each, for colouring: file, hunk, add, del or context."""
-    rows = []
-    for raw in lines:
-        line = str(raw).rstrip("\n")
-        if line.startswith(("+++", "---")):
-            kind = "file"
-        elif line.startswith("@@"):
-            kind = "hunk"
-        elif line.startswith("+"):
-            kind = "add"
-        elif line.startswith("-"):
-            kind = "del"
-        else:
-            kind = "context"
-        rows.append({"kind": kind, "text": line})
-    return rows
-
-
 def page_context(
     access: AgentAccess,
     page: WikiPage,
@@ -135,13 +116,16 @@ def page_context(
     note: str = "",
     error: str = "",
     start_from: int | None = None,
+    compare: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """Everything the page shows. ``start_from``: a revision number the edit form starts from (e.g. an agent's
-    proposed revision of a curated page, to adopt it with changes) instead of the page's current text."""
+    proposed revision of a curated page, to adopt it with changes) instead of the page's current text.
+    ``compare``: two revision numbers to diff (any two, picked from the history)."""
     aid = access.agent.agent_id
     revisions = list(WikiRevision.objects.filter(page=page).order_by("-number"))
     latest = revisions[0] if revisions else None
     accepted = next((r for r in revisions if r.accepted), None)
+    base = diff.base_of(revisions)
     can_curate = access.has_role(Role.CURATOR)
     live = page.removed_at is None
     edit_from = next((r for r in revisions if r.number == start_from), None)
@@ -164,7 +148,9 @@ def page_context(
         "revisions": revisions,
         "latest": latest,
         "accepted": accepted,
-        "diff": diff_rows(selectors.diff_since_accepted(page=page)),
+        "base": base,
+        "diff": diff.rows(diff.since_accepted(revisions)),
+        **compare_context(revisions, compare),
         "summary_html": render_markdown(page.summary) if page.summary else "",
         "text_html": render_markdown(page.original_text) if page.original_text else "",
         "pointer": dashboard_selectors.memory_record(aid, page.pointer_id) if page.pointer_id else None,
@@ -190,6 +176,76 @@ def page_detail(request: HtmxHttpRequest, agent_id: str, page_id: int) -> HttpRe
     # ASCII digits only, at most 9: str.isdigit() accepts "²" (int() refuses it) and int() refuses > 4300 digits
     context = page_context(access, page, start_from=int(start) if REVISION_NUMBER.fullmatch(start) else None)
     return render_page(request, "wiki/page.html", context, fragment="wiki-page")
+
+
+def compare_context(revisions: list[WikiRevision], compare: tuple[int, int] | None) -> dict[str, Any]:
+    """The diff between two revisions picked from the history: the older one first, whichever order they
+    were picked in; a number the page does not have is said so, never a 500."""
+    by_number = {r.number: r for r in revisions}
+    if len(revisions) >= 2:
+        default = (revisions[1].number, revisions[0].number)  # the latest against the one before
+    else:
+        default = None
+    pick = compare or default
+    context: dict[str, Any] = {"compare_a": None, "compare_b": None, "compare_rows": [], "compare_error": ""}
+    if pick is None:
+        return context
+    a, b = sorted(pick)
+    old, new = by_number.get(a), by_number.get(b)
+    if old is None or new is None:
+        context["compare_error"] = "This page has no such revision."
+        return context
+    context.update(compare_a=old, compare_b=new, compare_given=compare is not None)
+    if a != b:
+        context["compare_rows"] = diff.rows(diff.between(old, new))
+    return context
+
+
+def _revision_pair(request: HtmxHttpRequest) -> tuple[int, int] | None:
+    a, b = request.GET.get("a", ""), request.GET.get("b", "")
+    if REVISION_NUMBER.fullmatch(a) and REVISION_NUMBER.fullmatch(b):
+        return int(a), int(b)
+    return None
+
+
+@login_required
+@require_safe
+def page_diff(request: HtmxHttpRequest, agent_id: str, page_id: int) -> HttpResponse:
+    """Any two revisions of a page compared (``?a=1&b=3``): the compare region over HTMX, else the page with it."""
+    access = agent_access(request.user, agent_id)
+    page = _page_or_404(access.agent.agent_id, page_id)
+    pair = _revision_pair(request)
+    context = page_context(access, page, compare=pair)
+    if pair is None:
+        context["compare_error"] = "Pick two revisions to compare."
+    return render_page(request, "wiki/page.html", context, fragment="compare")
+
+
+@login_required
+@require_POST
+def page_preview(request: HtmxHttpRequest, agent_id: str, page_id: int) -> HttpResponse:
+    """The editor's preview: the draft rendered as the page would show it, and its diff against the latest
+    revision. Curators only (they alone edit); nothing is written."""
+    access, page = _curator_page(request, agent_id, page_id)
+    form = PreviewForm(request.POST)
+    latest = WikiRevision.objects.filter(page=page).order_by("-number").first()
+    context: dict[str, Any] = {"agent": access.agent, "p": page, "preview_form": form, "latest": latest}
+    if form.is_valid():
+        base = f"r{latest.number} (latest)" if latest else "empty page"
+        draft = diff.Draft(
+            title=form.cleaned_data["title"],
+            summary=form.cleaned_data["summary"],
+            original_text=form.cleaned_data["original_text"],
+            tags=form.cleaned_data["tags"],
+        )
+        context.update(
+            preview_summary=render_markdown(draft.summary) if draft.summary else "",
+            preview_text=render_markdown(draft.original_text) if draft.original_text else "",
+            preview_rows=diff.rows(diff.unified(latest, draft, fromfile=base, tofile="your edit")),
+        )
+    response = render(request, "wiki/page.html#preview", context, status=200 if form.is_valid() else 422)
+    add_never_cache_headers(response)
+    return response
 
 
 # --- curator actions ------------------------------------------------------------------------------------

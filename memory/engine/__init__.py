@@ -196,6 +196,9 @@ from .review_policy import IMPACT_THRESHOLD as REVIEW_IMPACT_THRESHOLD
 from .review_policy import PolicyInEffect, policy_in_effect
 from .skills import LEVELS as SKILL_LEVELS
 from .skills import SkillRecord, SkillUse, skill_use, skills, skills_check
+from .taint import ACTOR as TAINT_ACTOR
+from .taint import RULE as TAINT_RULE
+from .taint import resolve_tainted
 from .temporal import get_at, get_history, get_values_at, retract_fact
 from .tiers import (
     ArchiveRecord,
@@ -365,6 +368,9 @@ __all__ = [
     "TAINT_TRUST",
     "TAINTED",
     "is_tainted",
+    "TAINT_ACTOR",
+    "TAINT_RULE",
+    "resolve_tainted",
     "ApprovalEffect",
     "approval_effects",
     "covers",

@@ -11,6 +11,8 @@ from memory.models import FactWrite, Memory
 from . import common as c
 from .belief import NOT_RETRACTED, RETRACTED, TAINT_TRUST, current_q
 from .provenance import check_origin
+from .taint import resolve_tainted
+from .taint_review import propose_tainted
 from .temporal import rederive_key
 from .types import InvalidArgument, PurgeResult
 
@@ -74,7 +76,12 @@ def invalidate_by_origin(
     newly_retracted = (retracted_now - retracted_before) | plain_ids
     after = _ids_of_keys(agent_id, keys, current_q(t))
     restored = after - before
-    crushed = _crush_derived(agent_id, newly_retracted)
+    crushed, tainted = _crush_derived(agent_id, newly_retracted)
+    # the review queue (issue 19 item 9): items about facts this purge retracted are settled; new taint is asked
+    resolve_tainted(agent_id=agent_id, t=t, ids=newly_retracted)
+    proposed = propose_tainted(
+        agent_id=agent_id, tainted=tainted, purged=newly_retracted, origin=origin, t=t, actor=actor
+    )
     if keys or crushed:  # crushed trust re-weights graph edges too (SPEC T9, G1)
         c.bump_generation(agent_id, changed | newly_retracted | set(crushed))
     c.audit(
@@ -88,15 +95,18 @@ def invalidate_by_origin(
         retracted=sorted(newly_retracted),
         restored=sorted(restored),
         trust_crushed=crushed,
+        review_items=proposed,
     )
     return PurgeResult(origin, since_dt, len(newly_retracted), len(restored), len(crushed))
 
 
-def _crush_derived(agent_id: str, purged: set[str]) -> list[str]:
-    """Rows whose derived_from cites a purged id get origin_trust = min(trust, 0.1)."""
+def _crush_derived(agent_id: str, purged: set[str]) -> tuple[list[str], dict[str, float]]:
+    """Rows whose derived_from cites a purged id get origin_trust = min(trust, 0.1). Returns the rows crushed
+    and every row citing a purged id (tainted now) with its trust before."""
     if not purged:
-        return []
+        return [], {}
     crushed: list[str] = []
+    tainted: dict[str, float] = {}
     candidates = (
         Memory.objects.filter(agent_id=agent_id)
         .exclude(derived_from=[])
@@ -104,6 +114,8 @@ def _crush_derived(agent_id: str, purged: set[str]) -> list[str]:
     )
     for mid, derived, trust in candidates.iterator():
         if isinstance(derived, list) and purged.intersection(derived):
+            if mid not in purged:
+                tainted[mid] = float(trust)
             if trust > CRUSHED_TRUST:
                 crushed.append(mid)
     if crushed:
@@ -111,7 +123,7 @@ def _crush_derived(agent_id: str, purged: set[str]) -> list[str]:
         FactWrite.objects.filter(
             agent_id=agent_id, memory_id__in=crushed, origin_trust__gt=CRUSHED_TRUST
         ).update(origin_trust=CRUSHED_TRUST)
-    return crushed
+    return crushed, tainted
 
 
 @c.write_transaction

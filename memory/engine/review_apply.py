@@ -7,7 +7,8 @@ can be undone or reverted exactly.
   ``operator:review``). Reject changes nothing: the pair was judged and is never proposed again.
 * ``lint``: approve commits the proposed fix (``retract``: the finding's fact is retracted, like a curator's
   retract; ``none``: acknowledged). Reject dismisses the finding.
-* ``low_confidence``: approve confirms the fact (a reaffirming write by ``operator:review``, T5); reject retracts it.
+* ``low_confidence``: approve confirms the fact (a reaffirming write by ``operator:review``, T5; a tainted fact,
+  issue 19 item 9, also gets its trust back); reject retracts it.
 * ``attitude`` / ``skill``: appliers registered by the modules that own them (``register``).
 
 Before anything is applied the rows the item is about must still be as they were when it was proposed; else
@@ -21,10 +22,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory.models import Memory, ReviewItem
+from memory.models import FactWrite, Memory, ReviewItem
 
 from . import common as c
+from .belief import TAINT_TRUST
+from .provenance import ceiling
 from .snapshots import key_snapshot, keys_of
+from .taint import RULE as TAINT_RULE
 from .temporal import retract_fact
 from .types import InvalidArgument
 from .verdicts import VERDICTS, Stale, state_fingerprint, verdict_apply
@@ -213,7 +217,21 @@ def _low_approve(item: ReviewItem, edited: dict[str, Any] | None, actor: str, t:
     )
     if result.write_id is not None:
         undo["new"] = [int(result.write_id)]
+    if item.payload.get("rule") == TAINT_RULE:
+        _lift_taint(row, item.payload.get("trust_before"))
     return undo
+
+
+def _lift_taint(row: Memory, before: Any) -> None:
+    """A person confirmed a fact derived from a purged source (issue 19 item 9): it gets back the trust it had
+    before the purge (at least above the taint line, within its origin's ceiling), so it reads tainted no more.
+    The undo snapshot holds the crushed trust, so an undo or revert crushes it again."""
+    trust = float(before) if isinstance(before, int | float) and not isinstance(before, bool) else 0.0
+    trust = min(ceiling(row.origin or ""), max(trust, TAINT_TRUST + 0.05))
+    Memory.objects.filter(id=row.id).update(origin_trust=trust)
+    FactWrite.objects.filter(agent_id=row.agent_id, memory_id=row.id, origin_trust__lte=TAINT_TRUST).update(
+        origin_trust=trust
+    )
 
 
 def _low_reject(item: ReviewItem, edited: dict[str, Any] | None, actor: str, t: datetime) -> dict[str, Any]:

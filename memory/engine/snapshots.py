@@ -13,6 +13,7 @@ from typing import Any
 from memory.models import FactWrite, Memory
 
 from . import common as c
+from .taint import resolve_tainted
 from .temporal import DERIVED_FIELDS, rederive_key
 from .types import EngineError, InvalidArgument
 
@@ -26,6 +27,7 @@ WRITE_FIELDS = (
     "state",
     "believed_from",
     "believed_until",
+    "origin_trust",  # a confirmed tainted fact's writes get their trust back (issue 19 item 9); an undo crushes it
 )
 _TIME_FIELDS = {"valid_from", "valid_until", "invalidated_at", "believed_from", "believed_until"}
 
@@ -118,6 +120,7 @@ def restore_snapshot(
             **{k: _restore(v, k) for k, v in rows[row_id].items()}
         )
     c.bump_generation(agent_id)
+    resolve_tainted(agent_id=agent_id, t=t)  # a restored source or retracted fact settles a tainted item
     c.audit(
         agent_id=agent_id,
         actor=actor,

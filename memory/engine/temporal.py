@@ -21,6 +21,7 @@ from .belief import believed_sql, current_q, is_believed, is_current, is_retract
 from .cardinality import value_key as key_value
 from .graph.names import MAX_OBJECT_CHARS, check_entity_length
 from .provenance import NON_CORROBORATING, check_origin, effective_trust, origin_class
+from .taint import resolve_tainted
 from .timeline import Segment, WriteSpan, derive, value_at
 from .types import EngineError, InvalidArgument, InvalidTime, MemoryRecord, NotFound, StoreResult
 
@@ -787,6 +788,7 @@ def retract_fact(*, agent_id: str, memory_id: str, reason: str, actor: str) -> M
         .values_list("id", flat=True)
     )
     c.bump_generation(agent_id, changed)
+    resolve_tainted(agent_id=agent_id, t=t, ids=changed)  # a review item asking about this fact is settled
     c.audit(
         agent_id=agent_id,
         actor=actor,

@@ -1,5 +1,6 @@
-// The memory list's search box (issue 19 item 8). As-you-type runs on `input` events (typing, paste, IME
-// commit, autofill, clearing), set in the template. Here: a request whose query is the one already shown or on
+// The memory list's search box (issue 19 item 8) and the timeline key picker's (item 7): a box `#q` whose
+// results swap into `#results`, which carries the query it shows in `data-query`. As-you-type runs on `input`
+// events (typing, paste, IME commit, autofill, clearing), set in the template. Here: a request whose query is the one already shown or on
 // its way is not sent again, so Enter (the form's submit) after the as-you-type request costs nothing and Enter
 // before it costs one request; and the box keeps what was typed across Back/Forward (htmx history snapshots
 // keep attributes, not a typed value, and are taken after the next query was typed).

@@ -207,7 +207,7 @@ def test_filters_predicate_trust_and_entity_neighbourhood(client, viewer, agent,
     page = client.get(url(a) + "?entity=Dana+Whitfield&predicate=led_by").content.decode()
     assert 'hx-push-url="true"' in page and 'value="Dana Whitfield"' in page
     assert '<option value="led_by" selected>' in page
-    assert "Neighbourhood of <strong>dana whitfield</strong>" in page
+    assert "Neighbourhood of <strong>Dana Whitfield</strong>" in page  # the stored surface form
 
 
 def test_unknown_entity_and_bad_filters(client, viewer, agent, people):

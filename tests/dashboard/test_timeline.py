@@ -101,11 +101,87 @@ def test_without_a_key_the_agents_keys_are_offered(member, agent, story):
     html = member.get(url(agent.agent_id, "")).content.decode()
     keys = html[html.index('id="keys-table"') :]
     assert "?subject=alice&amp;predicate=lives_in" in keys and "?subject=bob&amp;predicate=likes" in keys
-    assert '<td class="num">3</td>' in keys  # alice/lives_in has three rows
+    assert '<td class="num" data-label="Rows">3</td>' in keys  # alice/lives_in has three rows
 
 
-def test_half_a_key_shows_the_picker_with_an_error(member, agent):
-    response = member.get(url(agent.agent_id, "?subject=alice"))
+def test_half_a_key_is_a_search_not_a_required_field_error(member, agent, story):
+    engine.store_temporal(agent_id=agent.agent_id, content="Jordan works at Acme", subject="Jordan",
+                          predicate="employer", object="Acme")  # fmt: skip
+    html = member.get(url(agent.agent_id, "?subject=Jordan")).content.decode()
+    assert "This field is required" not in html and "field-error" not in html
+    keys = html[html.index('id="keys-table"') :]
+    assert "predicate=employer" in keys and "lives_in" not in keys
+    assert 'value="Jordan"' in html  # the box keeps what was typed
+
+
+def key_rows(html: str) -> list[tuple[str, str]]:
+    keys = html[html.index('id="keys-table"') :]
+    return re.findall(r'<td data-label="Subject"><a [^>]*>([^<]*)</a></td>\s*'
+                      r'<td data-label="Predicate"><a [^>]*>([^<]*)</a></td>', keys)  # fmt: skip
+
+
+def test_the_picker_searches_subject_and_predicate_word_by_word(member, agent, story):
+    a = agent.agent_id
+    engine.store_temporal(agent_id=a, content="Jordan works at Acme", subject="Jordan", predicate="employer",
+                          object="Acme")  # fmt: skip
+    engine.store_temporal(agent_id=a, content="acme-web deploys to Workers", subject="acme-web",
+                          predicate="deploy_target", object="Workers")  # fmt: skip
+    assert key_rows(member.get(url(a, "?q=jordan")).content.decode()) == [("Jordan", "employer")]
+    assert key_rows(member.get(url(a, "?q=DEPLOY")).content.decode()) == [("acme-web", "deploy_target")]
+    assert key_rows(member.get(url(a, "?q=alice+lives")).content.decode()) == [("alice", "lives_in")]
+    none = member.get(url(a, "?q=alice+employer")).content.decode()
+    assert 'id="keys-none"' in none and "keys-table" not in none
+
+
+def test_the_picker_lists_the_most_changed_keys_first(member, agent, story):
+    a = agent.agent_id
+    with time_machine.travel(dt("2025-01-01"), tick=False):  # written last, but one row only
+        engine.store_temporal(
+            agent_id=a, content="Bob likes tea", subject="bob", predicate="likes", object="tea"
+        )
+    assert key_rows(member.get(url(a, "")).content.decode()) == [("alice", "lives_in"), ("bob", "likes")]
+
+
+def test_the_picker_answers_a_search_with_its_results_fragment_over_htmx(member, agent, story):
+    response = member.get(url(agent.agent_id, "?q=alice"), headers=HTMX)
+    html = response.content.decode()
+    assert html.lstrip().startswith('<section id="results"') and 'data-query="alice"' in html
+    assert 'id="q"' not in html  # the box is not replaced while one types
+
+
+def test_the_picker_bounds_what_it_lists_and_says_how_many_match(member, agent, monkeypatch):
+    from dashboard import views
+
+    monkeypatch.setattr(views, "KEY_PICKER_LIMIT", 3)
+    for i in range(5):
+        engine.store_temporal(agent_id=agent.agent_id, content=f"c{i}", subject=f"customer-{i}",
+                              predicate="prefers", object="email")  # fmt: skip
+    html = member.get(url(agent.agent_id, "?q=customer")).content.decode()
+    assert len(key_rows(html)) == 3
+    assert "The 3 most-changed of 5 keys" in html
+
+
+def test_the_pickers_query_count_does_not_grow_with_the_keys(member, agent, django_assert_num_queries):
+    def add(n: int, start: int = 0) -> None:
+        for i in range(start, start + n):
+            engine.store_temporal(agent_id=agent.agent_id, content=f"c{i}", subject=f"customer-{i}",
+                                  predicate="prefers", object="email")  # fmt: skip
+
+    add(2)
+    member.get(url(agent.agent_id, "?q=customer"))  # warm the session
+    with django_assert_num_queries(PICKER_QUERIES):
+        member.get(url(agent.agent_id, "?q=customer"))
+    add(30, 2)
+    with django_assert_num_queries(PICKER_QUERIES):
+        html = member.get(url(agent.agent_id, "?q=customer")).content.decode()
+    assert len(key_rows(html)) == 32
+
+
+PICKER_QUERIES = 5  # session, user, agent (with its membership and badges), the keys, their count
+
+
+def test_an_over_long_search_is_a_form_error_not_a_500(member, agent, story):
+    response = member.get(url(agent.agent_id, "?q=" + "x" * 5000))
     assert response.status_code == 200
     assert "field-error" in response.content.decode()
 

@@ -187,8 +187,8 @@ def test_agent_publishes_curator_promotes_and_removes(server):
             expect(page.locator("#wiki-source-type")).to_have_text("raw_dialogue")
             expect(page.locator("#wiki-pointer-link")).to_have_text(sop["pointer_id"])
             expect(page.locator("#wiki-pointer-trust")).to_have_text("0.300")
-            expect(page.locator("#wiki-diff-base")).to_contain_text("No revision has been accepted yet")
-            expect(page.locator("#wiki-diff .diff-add", has_text="within **30 days**")).to_have_count(1)
+            expect(page.locator("#wiki-diff-base")).to_contain_text("revision 1 is the only one")
+            expect(page.locator("#wiki-diff")).to_have_count(0)  # nothing to compare yet, not "all added"
             # the stored markup is text, never run
             expect(page.locator("#wiki-text")).to_contain_text(XSS)
             assert page.evaluate("typeof window.__xss") == "undefined"
@@ -206,7 +206,8 @@ def test_agent_publishes_curator_promotes_and_removes(server):
                 "the refund window is 45 days since March"
             )
             expect(page.locator("#wiki-text strong")).to_have_text("45 days")
-            expect(page.locator("#wiki-diff .diff-add", has_text="within **45 days**")).to_have_count(1)
+            expect(page.locator("#wiki-diff .diff-add .diff-word")).to_have_text(["45"])
+            expect(page.locator("#wiki-diff .diff-del .diff-word")).to_have_text(["30"])
 
             # Promote: the reason is required (the browser will not send an empty one)
             page.locator("#wiki-promote summary").click()

@@ -311,9 +311,9 @@ def test_republishing_a_removed_page_brings_it_back_as_an_unchecked_auto_page():
 
 def test_revise_before_promote_and_the_diff_since_the_last_accepted_revision():
     page = publish().page
-    diff = selectors.diff_since_accepted(page=page)
-    assert diff[0] == "--- nothing accepted yet" and diff[1] == "+++ r1"
-    assert "+# Deploy runbook" in diff
+    assert (
+        selectors.diff_since_accepted(page=page) == []
+    )  # one revision, nothing accepted: nothing to compare
 
     with pytest.raises(engine.InvalidArgument):
         services.revise(page=page, actor="user:cora", summary="x", reason="")
@@ -329,6 +329,12 @@ def test_revise_before_promote_and_the_diff_since_the_last_accepted_revision():
     assert page.title == "Deploy runbook (ops)" and page.summary == "Edited by a curator."
     assert pointer_rows(page)[0].content.startswith("Wiki sop page “Deploy runbook (ops)”")
     assert len(pointer_rows(page)) == 1
+    # nothing accepted yet: the edit against the page as first published, only what changed (issue 19 item 15)
+    diff = selectors.diff_since_accepted(page=page)
+    assert diff[:2] == ["--- r1 (first published)", "+++ r2"]
+    assert "-# Deploy runbook" in diff and "+# Deploy runbook (ops)" in diff
+    assert "+Edited by a curator." in diff and "-How we ship a release safely." in diff
+    assert not any(line.startswith(("+", "-")) and "Announce the deploy window" in line for line in diff)
     with pytest.raises(engine.InvalidArgument):
         services.revise(page=page, actor="user:cora", summary="Edited by a curator.", reason="same again")
 

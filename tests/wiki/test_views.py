@@ -292,7 +292,9 @@ def test_ranked_list_query_count_is_fixed(curator_client, agent, django_assert_n
 
 LIST_QUERIES = 5  # session, user, agent (+ badge), count, page of rows
 RANKED_QUERIES = 4  # session, user, agent (+ badge), the ranked search (one SQL query)
-PAGE_QUERIES = 9  # session, user, agent, page, revisions, membership (curator?), diff (2), pointer row
+PAGE_QUERIES = (
+    7  # session, user, agent, page, revisions (the diff reads them too), membership (curator?), pointer
+)
 
 
 def test_page_query_count_is_fixed(curator_client, agent, sop, django_assert_num_queries):
@@ -327,9 +329,9 @@ def test_page_shows_frontmatter_provenance_body_and_revisions(curator_client, ag
     assert "/timeline/?subject=wiki%3Aauto%2Fsop%2Frefund-over-500&amp;predicate=documented_in" in prov
     assert "0.300" in prov and "channel" in prov
     assert re.search(r'<tr id="rev-1" class="revision">', html)
-    # the diff: no accepted revision yet, so the whole page is new
-    assert "No revision has been accepted yet" in html
-    assert re.search(r'<span class="diff-line diff-add">\+.*Refunds over 500 dollars', html)
+    # the diff: nothing accepted yet and one revision only: nothing to compare (never "everything added")
+    assert "Nothing has been accepted yet, and revision 1 is the only one" in html
+    assert 'id="wiki-diff"' not in html and "diff-add" not in html
 
 
 def test_stored_markup_renders_as_text_never_as_html(curator_client, agent):
@@ -422,7 +424,12 @@ def test_edit_before_promote_makes_a_revision(curator_client, agent, sop):
     )
     body = response.content.decode()
     assert "policy changed to 45 days" in body  # the revision list
-    assert re.search(r'<span class="diff-line diff-add">\+.*45 days', body)  # nothing accepted yet: all new
+    # nothing accepted yet: the edit against the page as first published (issue 19 item 15), not everything new
+    diff = re.search(r'<pre class="wiki-diff" id="wiki-diff".*?</pre>', body, re.S).group(0)
+    assert re.search(r'<span class="diff-line diff-del">-[^<]*<mark class="diff-word">30</mark> days', diff)
+    assert re.search(r'<span class="diff-line diff-add">\+[^<]*<mark class="diff-word">45</mark> days', diff)
+    assert '<span class="diff-line diff-context"> ## Original text</span>' in diff
+    assert "against revision 1, the page as first published" in body
     assert "<strong>45 days</strong>" in body  # the page shows the edit
     # promoting accepts the edited revision
     curator_client.post(action_url("promote", agent.agent_id, page), {"promote-reason": "ok"}, headers=HTMX)
@@ -440,9 +447,10 @@ def test_diff_since_the_accepted_revision_shows_what_the_agent_changed(curator_c
     )
     assert "The page still shows revision 1" in html
     assert re.search(
-        r'<span class="diff-line diff-del">-1\. Check the purchase date: refunds within \*\*30 days', html
+        r'<span class="diff-line diff-del">-1\. Check the purchase date: refunds within \*\*<mark class="diff-word">30</mark> days',
+        html,
     )
-    assert re.search(r'<span class="diff-line diff-add">\+.*45 days', html)
+    assert re.search(r'<span class="diff-line diff-add">\+[^<]*<mark class="diff-word">45</mark> days', html)
     assert re.search(r'<span class="diff-line diff-hunk">@@', html)
     # the curated text is what the page (and the agents) still show
     body = re.search(r'<div class="wiki-md" id="wiki-text">(.*?)</div>', html, re.S).group(1)

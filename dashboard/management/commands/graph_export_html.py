@@ -33,7 +33,9 @@ class Command(BaseCommand):
         if agent is None:
             raise CommandError(f"no agent {options['agent']!r}")
         keys = ("entity", "depth", "pair", "predicate", "min_trust", "community", "limit")
-        form = GraphFilterForm({k: options[k] for k in keys if options[k] not in ("", None)})
+        given = {k: options[k] for k in keys if options[k] not in ("", None)}
+        # the whole (capped) graph, as the command always wrote; only the page opens a large one on its hub
+        form = GraphFilterForm({**given, "whole": True})
         if not form.is_valid():
             problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
             raise CommandError(f"bad filters: {problems}")

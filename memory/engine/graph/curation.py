@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -43,6 +43,9 @@ class GraphView:
     shown_edges: int
     truncated: bool
     entity: str | None = None
+    entities: int = 0  # distinct entities the filters keep (before any neighbourhood)
+    auto_focus: bool = False  # no entity was asked for and the graph was large: ``entity`` is its hub
+    labels: dict[str, str] = field(default_factory=dict)  # entity -> its stored surface form (for display)
 
 
 def _fact_rows(agent_id: str, at: datetime, *, include_quarantined: bool) -> Any:
@@ -165,12 +168,14 @@ def graph_view(
     predicate: str | None = None,
     min_trust: float = 0.0,
     limit: int = 300,
+    focus_over: int | None = None,
 ) -> GraphView:
     """The entity graph a curator looks at: edges subject–object labelled by predicate (facts without an
     object have no edge here; ``entity_facts`` lists them), filters, an optional neighbourhood (depth 1–2)
     of one alias-resolved entity, and a cap with the totals to say "showing N of M". Filters and the
     neighbourhood work on the columns of the agent's current facts (``_edge_columns``); only the edges shown
-    become Python objects."""
+    become Python objects. ``focus_over``: with no entity asked for, a graph of more entities than this starts
+    from the neighbourhood of its hub (the highest PageRank over the filtered edges; ``auto_focus``)."""
     agent_id = c.check_agent_id(agent_id)
     limit = _check_limit(limit, MAX_VIEW_LIMIT)
     if isinstance(depth, bool) or depth not in (1, 2):
@@ -190,6 +195,10 @@ def graph_view(
     if predicate:
         keep &= edges.predicate_is(predicate)
     rows = np.flatnonzero(keep)
+    kept_nodes = np.unique(np.concatenate([s[rows], o[rows]])) if rows.size else np.empty(0, dtype=np.int64)
+    auto_focus = False
+    if focus is None and focus_over is not None and kept_nodes.size > focus_over:
+        focus, auto_focus = edges.name(hub(s[rows], o[rows], len(edges.names))), True
     if focus is not None:
         f = edges.code(focus)
         reach = np.asarray([f], dtype=np.int64)
@@ -213,15 +222,74 @@ def graph_view(
         }
         for i, mid, pred in zip(shown.tolist(), shown_ids, shown_predicates, strict=True)
     ]
+    nodes = view_nodes(out, focus)
+    labels = surface_forms(edges, {n["id"] for n in nodes})
+    for n in nodes:
+        n["label"] = labels.get(n["id"], n["id"])
     return GraphView(
-        nodes=view_nodes(out, focus),
+        nodes=nodes,
         edges=out,
         predicates=edges.predicate_names(),
         total_edges=int(rows.size),
         shown_edges=len(out),
         truncated=rows.size > len(out),
         entity=focus,
+        entities=int(kept_nodes.size),
+        auto_focus=auto_focus,
+        labels=labels,
     )
+
+
+PAGERANK_DAMPING = 0.85
+PAGERANK_ITERATIONS = 40
+PAGERANK_TOLERANCE = 1e-6  # L1 change per iteration: the order of the top entity has long settled
+
+
+def hub(subjects: np.ndarray, objects: np.ndarray, n: int) -> int:
+    """The entity of highest PageRank over the edges (undirected; ties: the lower code), in NumPy."""
+    src = np.concatenate([subjects, objects]).astype(np.int64)
+    dst = np.concatenate([objects, subjects]).astype(np.int64)
+    degree = np.bincount(src, minlength=n).astype(np.float64)
+    present = degree > 0
+    m = int(present.sum())
+    rank = np.where(present, 1.0 / m, 0.0)
+    safe = np.where(present, degree, 1.0)
+    for _ in range(PAGERANK_ITERATIONS):
+        spread = np.bincount(dst, weights=(rank / safe)[src], minlength=n)
+        new = np.where(present, (1.0 - PAGERANK_DAMPING) / m + PAGERANK_DAMPING * spread, 0.0)
+        done = float(np.abs(new - rank).sum()) < PAGERANK_TOLERANCE
+        rank = new
+        if done:
+            break
+    return int(np.argmax(rank))
+
+
+def surface_forms(edges: Any, wanted: set[str]) -> dict[str, str]:
+    """Each wanted entity's label: the surface form its facts spell it with most often (``Ada Lovelace`` for the
+    key ``ada lovelace``), preferring its own spellings to an alias's (a merged name shows the kept one)."""
+    if not wanted or edges.raw_names is None or edges.raw_codes is None or edges.raw_nodes is None:
+        return {}
+    codes = edges.raw_codes[edges.raw_codes >= 0]
+    counts = np.bincount(codes, minlength=len(edges.raw_names)) if codes.size else np.zeros(0, np.int64)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    asked = pa.array(sorted(wanted), pa.large_string())
+    found = pc.index_in(asked, value_set=edges.names.cast(pa.large_string())).fill_null(-1)
+    wanted_codes = found.to_numpy(zero_copy_only=False).astype(np.int64)
+    nodes = edges.raw_nodes[: len(edges.raw_names)]
+    idx = np.flatnonzero(np.isin(nodes, wanted_codes[wanted_codes >= 0]))
+    best: dict[str, tuple[bool, int, str]] = {}
+    for i, raw in zip(idx.tolist(), edges.raw_names.take(_arrow_indices(idx)).to_pylist(), strict=True):
+        name = edges.name(int(nodes[i]))
+        key = (normalize_entity(raw) == name, int(counts[i]) if i < counts.size else 0, raw.strip())
+        if (
+            name not in best
+            or key[:2] > best[name][:2]
+            or (key[:2] == best[name][:2] and key[2] < best[name][2])
+        ):
+            best[name] = key
+    return {name: key[2] for name, key in best.items() if key[2]}
 
 
 def view_nodes(edges: list[dict[str, Any]], focus: str | None) -> list[dict[str, Any]]:

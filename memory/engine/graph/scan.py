@@ -132,6 +132,11 @@ class EdgeColumns:
     trusts: np.ndarray
     quarantined: np.ndarray
     names: Any
+    # the stored surface forms: each distinct raw name, its entity node, and the raw code of every subject
+    # then every object (-1 for none), so a view can label an entity as it was written, not by its key
+    raw_names: Any = None
+    raw_nodes: np.ndarray | None = None
+    raw_codes: np.ndarray | None = None
 
     def code(self, name: str) -> int:
         """The code of entity ``name``, or -2 (which no row has) if no row names it."""
@@ -215,6 +220,9 @@ def _edge_columns(agent_id: str, at: datetime, *, aliases: dict[str, str]) -> Ed
         trusts=trusts.cast(pa.float64()).to_numpy(zero_copy_only=False),
         quarantined=flags.cast(pa.int8()).to_numpy(zero_copy_only=False).astype(bool),
         names=names,
+        raw_names=distinct,
+        raw_nodes=node_of_raw,
+        raw_codes=codes,
     )
 
 
