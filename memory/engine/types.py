@@ -196,6 +196,9 @@ class RetrievalWeights:
     # with today's search terms, no value of 0.25, 0.5, 1, 2 raised recall@10 on the dev split of LongMemEval
     # (benchmarks/eval_retrieval.py; 0.5: .906 vs .910 off, oracle and S together).
     w_session: float = 0.0
+    # Entity links of plain memories (issue 17, ``graph.links``): × the turn → entity → turn walk's score in [0, 1]
+    # (0: off, exactly the ranking without links).
+    w_link: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from .curation import (
     graph_view,
     view_nodes,
 )
+from .links import extract, link_backfill, link_memory, link_scores, memory_links
 from .names import MAX_ENTITY_CHARS, NFKC_MAX_EXPANSION, normalize_entity, normalize_names
 from .ppr import (
     DAMPING,
@@ -73,6 +74,11 @@ __all__ = [
     "clear_cache",
     "entity_facts",
     "export_graph",
+    "extract",
+    "link_backfill",
+    "link_memory",
+    "link_scores",
+    "memory_links",
     "graph_scores",
     "graph_view",
     "load_graph",
