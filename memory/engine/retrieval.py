@@ -13,7 +13,7 @@ from django.db.models import Count, F, Q
 from memory.models import LAYERS, Memory
 
 from . import common as c
-from . import graph, text
+from . import graph, text, timeparse
 from .belief import NOT_RETRACTED, RETRACTED, current_q, current_sql
 from .reinforce import feedback_weights, reinforcement
 from .types import InvalidArgument, MemoryRecord, NotFound, RetrievalWeights, SearchHit
@@ -196,7 +196,10 @@ def search(
         raise InvalidArgument("query must be a string", field="query")
     w = weights or RetrievalWeights()
     at = c.now()
-    candidates = _fts_candidates(agent_id, query, max(limit * 3, 30), at, layer, tag_list)
+    intervals = timeparse.parse(query, at) if w.w_time > 0 else []
+    # a query naming a time reads a deeper full-text pool, so the turns of that time can rise into the top
+    n = max(limit * 3, 30) if not intervals else max(limit * 10, TIME_POOL)
+    candidates = _fts_candidates(agent_id, query, n, at, layer, tag_list)
     ppr = graph.graph_scores(agent_id=agent_id, query=query, at=at) if w.w_graph > 0 else None
     if ppr is None:  # no triples, no seeds or w_graph = 0: FTS-only, exactly as before the graph (G2)
         fb = feedback_weights([m.id for m in candidates]) if w.w_feedback else {}
@@ -211,6 +214,8 @@ def search(
         entries = _session_expand(agent_id, entries, at, w, limit, layer, tag_list)
     if w.w_link > 0 and entries:
         entries = _link_expand(agent_id, query, entries, at, w, layer, tag_list)
+    if intervals and entries:
+        entries = _time_rank(entries, intervals, w)
     hits = [
         SearchHit.from_model(m, score=s, fts_position=pos, feedback=fb_m)
         for s, _, pos, m, _, fb_m in entries[:limit]
@@ -342,6 +347,24 @@ def _session_expand(
             out.append(
                 (score(row, None, at, w, feedback=fb, session=bonus[nid]), base + k, None, row, 0.0, fb)
             )
+    out.sort(key=lambda t: (-t[0], t[1]))
+    return out
+
+
+TIME_POOL = 100  # full-text candidates of a query that names a time
+
+
+def _time_rank(entries: list[Entry], intervals: list[timeparse.Interval], w: RetrievalWeights) -> list[Entry]:
+    """Time named by the query (issue 17, ``timeparse``): every ranked memory gains ``w_time`` × how close its
+    time (``timeparse.memory_time``: the session date its writer gave, a fact's valid-from, else when it was
+    written) is to the named intervals (times the trust factor, as every R2 term)."""
+    out = []
+    for e in entries:
+        m = e[3]
+        near = timeparse.closeness(
+            timeparse.memory_time(m.metadata, m.valid_from, m.subject, m.timestamp), intervals
+        )
+        out.append((e[0] + w.w_time * near * _trust_factor(m, w), *e[1:]) if near else e)
     out.sort(key=lambda t: (-t[0], t[1]))
     return out
 

@@ -199,6 +199,9 @@ class RetrievalWeights:
     # Entity links of plain memories (issue 17, ``graph.links``): × the turn → entity → turn walk's score in [0, 1]
     # (0: off, exactly the ranking without links).
     w_link: float = 0.0
+    # Time named by the query (issue 17, ``timeparse``): × how close a candidate's time (its session date, a fact's
+    # valid-from) is to the named interval, in [0, 1] (0: off, exactly the ranking without it).
+    w_time: float = 0.0
 
 
 @dataclass(frozen=True)

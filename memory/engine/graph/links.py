@@ -43,10 +43,10 @@ MAX_WALK_NAMES = 48
 HIT_SEEDS = 5  # the top full-text hits whose entities seed the walk
 
 _UPPER = "A-ZÀ-ÖØ-Þ"
-_WORD = f"[{_UPPER}][A-Za-zÀ-ÖØ-öø-ÿ0-9'’&.-]*"
+_WORD = f"[{_UPPER}][A-Za-zÀ-ÖØ-öø-ÿ0-9'’&-]*"
 # Capitalised words joined by single spaces; not glued to a Latin letter or digit before it.
 _CAPS = re.compile(f"(?<![A-Za-zÀ-ÿ0-9_]){_WORD}(?: {_WORD}){{0,4}}")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;\n\"“”()\[\]*#>-])\s*$")
+_SENTENCE_END = frozenset('.!?:;\n"“”()[]*#>-。！？')
 _POSSESSIVE = re.compile(r"['’]s$")
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _BRACKETED = re.compile("[《「『]([^》」』\\n]{1,12})[》」』]")
@@ -54,7 +54,7 @@ _TITLED = re.compile(f"([{_CJK}]{{1,2}}(?:老师|医生|先生|女士|小姐|同
 # capitalised words that name no one: greetings, answers, days and months (dates are not entities here)
 NOT_NAMES = frozenset(
     "i i'm i've i'll i'd im ok okay yes no hi hello hey thanks thank sure great yeah oh well please sorry also"
-    " however here let lets let's mr mrs ms dr yesterday today tomorrow tonight maybe actually just now"
+    " however here let lets let's mr mrs ms dr st yesterday today tomorrow tonight maybe actually just now"
     " monday tuesday wednesday thursday friday saturday sunday"
     " january february march april may june july august september october november december".split()
 )
@@ -62,7 +62,7 @@ NOT_NAMES = frozenset(
 
 def _clean(span: str, at_start: bool) -> str | None:
     """The name a capitalised span gives; a lone word opening a sentence comes back marked ``?`` (a maybe)."""
-    words = _POSSESSIVE.sub("", span).rstrip(".'’&-").split(" ")
+    words = _POSSESSIVE.sub("", span).rstrip("'’&-").split(" ")
     while words and (words[0].lower() in STOPWORDS or words[0].lower() in NOT_NAMES):
         words.pop(0)
         at_start = False  # what follows a dropped opening word was not the sentence's first
@@ -74,6 +74,13 @@ def _clean(span: str, at_start: bool) -> str | None:
     if not 2 <= len(name) <= MAX_NAME_CHARS:
         return None
     return "?" + name if len(words) == 1 and at_start else name
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    i = start - 1
+    while i >= 0 and text[i] in " \t\r":
+        i -= 1
+    return i < 0 or text[i] in _SENTENCE_END
 
 
 def extract(text: str, known: Any = None, *, maybes: bool = False) -> list[str]:
@@ -89,7 +96,7 @@ def extract(text: str, known: Any = None, *, maybes: bool = False) -> list[str]:
         for node in known.seeds(text):
             found[known.entities[node]] = None
     for m in _CAPS.finditer(text):
-        name = _clean(m.group(0), bool(_SENTENCE_START.search(text, 0, m.start())))
+        name = _clean(m.group(0), _opens_sentence(text, m.start()))
         if name and (maybes or name[0] != "?"):
             found[name] = None
     if re.search(f"[{_CJK}]", text):
