@@ -390,7 +390,7 @@ def _link_expand(
     names and the full-text hits reaches gains ``w_link`` × its walk score (times the trust factor, as every R2
     term); up to ``MAX_LINK_ONLY`` memories the ranking did not hold join it with their R2 priors plus that."""
     hits = [e[3].id for e in entries if e[2] is not None]
-    known = graph.agent_graph(agent_id=agent_id, at=at)
+    known = graph.links.known_entities(agent_id, at)
     walk = graph.link_scores(agent_id=agent_id, query=query, hits=hits, at=at, known=known)
     if not walk:
         return entries

@@ -30,7 +30,6 @@ from .. import common as c
 from .. import rawsql
 from ..belief import current_sql
 from ..text import STOPWORDS
-from .aliases import _alias_map
 from .names import normalize_entity
 
 MAX_LINKS = 16  # names per memory
@@ -115,11 +114,19 @@ def extract(text: str, known: Any = None, *, maybes: bool = False) -> list[str]:
 _INSERT = "INSERT INTO memory_entity (agent_id, memory_id, entity) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING"
 
 
+def known_entities(agent_id: str, at: datetime | None = None) -> Any:
+    """The agent's fact graph when it has one (its names are matched by ``extract``), else None; an agent that
+    never wrote a triple costs one read of its generation row."""
+    from .cache import _generation_key, agent_graph
+
+    if _generation_key(agent_id)[0] == 0:
+        return None
+    return agent_graph(agent_id=agent_id, at=at)
+
+
 def link_memory(*, agent_id: str, memory_id: str, content: str) -> int:
     """Link a plain memory just written (inside the write's transaction) to the names it mentions."""
-    from .cache import agent_graph
-
-    names = _confirmed(agent_id, extract(content, agent_graph(agent_id=agent_id), maybes=True))
+    names = _confirmed(agent_id, extract(content, known_entities(agent_id), maybes=True))
     if names:
         rawsql.run_many(_INSERT, [(agent_id, memory_id, n) for n in names])
     return len(names)
@@ -155,8 +162,6 @@ def link_backfill(*, agent_id: str | None = None, after: str = "", batch: int = 
 
 @c.write_transaction
 def _backfill_batch(agent_id: str | None, after: str, batch: int) -> tuple[int, int, str]:
-    from .cache import agent_graph
-
     sql = "SELECT id, agent_id, content FROM memories WHERE subject IS NULL AND id > %s"
     params: list[Any] = [after]
     if agent_id is not None:
@@ -167,7 +172,7 @@ def _backfill_batch(agent_id: str | None, after: str, batch: int) -> tuple[int, 
     out: list[tuple[str, str, str]] = []
     for mid, agent, content in rows:
         if agent not in graphs:
-            graphs[agent] = agent_graph(agent_id=agent)
+            graphs[agent] = known_entities(agent)
         out += [
             (agent, mid, n) for n in _confirmed(agent, extract(content or "", graphs[agent], maybes=True))
         ]
@@ -201,6 +206,12 @@ def reassign_links(*, memory_ids: Sequence[str], to_agent: str) -> None:
         )
 
 
+def _aliases(agent_id: str) -> dict[str, str]:
+    """The agent's alias → canonical map, in one plain statement (on every linked search)."""
+    rows = rawsql.run("SELECT alias, canonical FROM entity_alias WHERE agent_id = %s", [agent_id]).fetchall()
+    return dict(rows)
+
+
 def memory_links(*, agent_id: str, memory_id: str, at: datetime | None = None) -> list[str]:
     """The entities a current memory of the agent links to (alias-resolved, sorted); [] for any other id."""
     agent_id = c.check_agent_id(agent_id)
@@ -212,7 +223,7 @@ def memory_links(*, agent_id: str, memory_id: str, at: datetime | None = None) -
             [agent_id, memory_id, agent_id, at, at],
         )
         names = [r[0] for r in cur.fetchall()]
-    aliases = _alias_map(agent_id) if names else {}
+    aliases = _aliases(agent_id) if names else {}
     return sorted({aliases.get(n, n) for n in names})
 
 
@@ -233,7 +244,7 @@ def link_scores(
             seeds[name] += 1.0 / (1 + i) / len(names)
     if not seeds:
         return {}
-    aliases = _alias_map(agent_id)
+    aliases = _aliases(agent_id)
     canon: dict[str, float] = defaultdict(float)
     for name, mass in seeds.items():
         canon[aliases.get(name, name)] += mass
