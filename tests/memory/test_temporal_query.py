@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 import time_machine
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory import engine
+from memory.engine import common as c
 from memory.engine import timeparse as tp
 from memory.engine.types import RetrievalWeights
 
@@ -127,3 +128,33 @@ def test_facts_are_placed_by_their_valid_time():
         rome.id,
         oslo.id,
     ]
+
+
+WORDS = ["alpha", "beta", "kitten", "march", "hiking", "luna", "台北", "2023年", "last", "week"]
+
+
+@pytest.mark.django_db
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+            st.dates(date(2020, 1, 1), date(2023, 5, 29)),
+        ),
+        min_size=1,
+        max_size=15,
+    ),
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+)
+def test_a_query_naming_no_time_ranks_as_with_time_off(rows, query):
+    agent = f"tprop-{c.new_memory_id()}"
+    with time_machine.travel(NOW, tick=False):
+        for words, day in rows:
+            engine.store(agent_id=agent, content=" ".join(words), metadata={"date": day.isoformat()})
+        q = " ".join(query)
+        on = engine.search(agent_id=agent, query=q, touch=False, weights=RetrievalWeights(w_time=0.5))
+        off = engine.search(agent_id=agent, query=q, touch=False, weights=RetrievalWeights(w_time=0.0))
+        if not tp.parse(q, NOW):
+            assert [(h.id, h.score) for h in on] == [(h.id, h.score) for h in off]
+        else:
+            assert len(on) >= len(off)  # a deeper pool, never fewer rows
