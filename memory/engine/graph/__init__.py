@@ -13,7 +13,8 @@ starts or stops being current (world time moves on without a write).
 
 The package has a module per seam: ``names`` (normalisation), ``aliases`` (G6), ``scan`` (the database read),
 ``build`` (the CSR graph), ``ppr`` (G3), ``cache`` (G5 and the query entry point), ``curation`` (G7 and the
-curator's reads), ``embed_seed`` (G8). This module re-exports their public names.
+curator's reads), ``embed_seed`` (G8), ``links`` (entity links of plain memories and search's turn → entity →
+turn walk, issue 17). This module re-exports their public names.
 """
 
 from .aliases import MAX_ALIASES, AliasRecord, AliasResult, alias_add, alias_list, resolve_entity
