@@ -127,3 +127,17 @@ def test_with_links_off_or_no_links_the_ranking_is_unchanged():
     base = engine.search(agent_id=A, query="kitten note", touch=False, weights=OFF)
     on = engine.search(agent_id=A, query="kitten note", touch=False, weights=LINK)  # no names: no links
     assert [(h.id, h.score) for h in on] == [(h.id, h.score) for h in base]
+
+
+def test_the_link_memories_command_backfills_once():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    row = engine.store(agent_id=A, content="Dinner with Anna in Paris")
+    MemoryEntity.objects.all().delete()
+    out = StringIO()
+    call_command("link_memories", "--agent", A, stdout=out)
+    assert '"links": 2' in out.getvalue() and links(A, row.id) == ["anna", "paris"]
+    call_command("link_memories", stdout=StringIO())
+    assert MemoryEntity.objects.count() == 2
