@@ -31,6 +31,7 @@ Splits: each question falls in ``dev`` or ``heldout`` by a hash of its id (about
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
@@ -369,25 +370,56 @@ class EngineSide:
 # --- run ------------------------------------------------------------------------------------------------------
 
 
+def question_clock(conv: Conversation) -> Any:
+    """The engine's clock for one conversation: its question's date (LongMemEval: "2023/05/30 (Tue) 12:18"), so
+    "a month ago" in the question means what it meant to the asker; the real clock when there is none (MADial).
+    Time runs on from there (``tick``): rows keep their write order."""
+    from datetime import UTC, datetime
+
+    import time_machine
+
+    m = (
+        re.match(r"(\d{4})/(\d{2})/(\d{2})\D+(\d{2}):(\d{2})", conv.questions[0].date or "")
+        if conv.questions
+        else None
+    )
+    if not m:
+        return contextlib.nullcontext()
+    y, mo, d, hh, mm = (int(x) for x in m.groups())
+    return time_machine.travel(datetime(y, mo, d, hh, mm, tzinfo=UTC), tick=True)
+
+
 def evaluate(
-    convs: list[Conversation], dataset: str, *, dense: Dense | None, engine_side: EngineSide | None
+    convs: list[Conversation],
+    dataset: str,
+    *,
+    dense: Dense | None,
+    engine_side: EngineSide | None,
+    clock: str = "question",
 ) -> list[dict[str, Any]]:
     rows = []
     for conv in convs:
-        bm25 = BM25(conv.docs)
-        dense_rank = dense.ranker(conv.docs) if dense else None
-        agent, to_doc = engine_side.ingest(conv) if engine_side else ("", {})
-        for q in conv.questions:
-            metrics = {"bm25": question_metrics(bm25.rank(q.query), q.relevant)}
-            if dense_rank:
-                metrics["dense"] = question_metrics(dense_rank(q.query), q.relevant)
-            if engine_side:
-                for name in engine_side.variants:
-                    ranked = engine_side.rank(agent, to_doc, q.query, variant=name)
-                    metrics[name] = question_metrics(ranked, q.relevant)
-            rows.append(
-                {"dataset": dataset, "id": q.id, "type": q.type, "split": q.split, "metrics": metrics}
-            )
+        with question_clock(conv) if clock == "question" else contextlib.nullcontext():
+            rows += _evaluate_one(conv, dataset, dense=dense, engine_side=engine_side)
+    return rows
+
+
+def _evaluate_one(
+    conv: Conversation, dataset: str, *, dense: Dense | None, engine_side: EngineSide | None
+) -> list[dict[str, Any]]:
+    rows = []
+    bm25 = BM25(conv.docs)
+    dense_rank = dense.ranker(conv.docs) if dense else None
+    agent, to_doc = engine_side.ingest(conv) if engine_side else ("", {})
+    for q in conv.questions:
+        metrics = {"bm25": question_metrics(bm25.rank(q.query), q.relevant)}
+        if dense_rank:
+            metrics["dense"] = question_metrics(dense_rank(q.query), q.relevant)
+        if engine_side:
+            for name in engine_side.variants:
+                ranked = engine_side.rank(agent, to_doc, q.query, variant=name)
+                metrics[name] = question_metrics(ranked, q.relevant)
+        rows.append({"dataset": dataset, "id": q.id, "type": q.type, "split": q.split, "metrics": metrics})
     return rows
 
 
@@ -429,6 +461,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NAME=FIELD:VALUE,...",
         help="also rank with these RetrievalWeights changes (e.g. sess=w_session:0.5); repeatable",
     )
+    ap.add_argument(
+        "--clock",
+        choices=("question", "real"),
+        default="question",
+        help="the engine's clock while a conversation is stored and asked: its question's date, or the real one",
+    )
     ap.add_argument("--out", type=Path, default=REPO / "var" / "bench" / "retrieval_eval.json")
     args = ap.parse_args(argv)
     if not args.data.is_dir():
@@ -447,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
             convs, skipped[dataset] = load(args.data, dataset)
             convs = subset(convs, args.per_split)
             t0 = time.perf_counter()
-            rows += evaluate(convs, dataset, dense=dense, engine_side=engine_side)
+            rows += evaluate(convs, dataset, dense=dense, engine_side=engine_side, clock=args.clock)
             print(
                 f"{dataset}: {sum(len(c.questions) for c in convs)} questions, "
                 f"{sum(len(c.docs) for c in convs)} turns, {time.perf_counter() - t0:.0f} s",
@@ -477,6 +515,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
     print(table(summary, retrievers))
+    print()
+    print(table(summary, retrievers, "rall@10"))
     print(f"\nJSON: {args.out}")
     return 0
 

@@ -90,6 +90,8 @@ from .graph import (
     export_graph,
     graph_scores,
     graph_view,
+    link_backfill,
+    memory_links,
     normalize_entity,
     resolve_entity,
 )
@@ -396,6 +398,8 @@ __all__ = [
     "export_graph",
     "graph_scores",
     "graph_view",
+    "link_backfill",
+    "memory_links",
     "normalize_entity",
     "resolve_entity",
     "retract_fact",

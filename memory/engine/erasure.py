@@ -62,6 +62,7 @@ from memory.models.memories import RETRACT_EVENTS
 
 from . import common as c
 from . import rawsql
+from .graph.links import erase_links, reassign_links
 from .graph.names import normalize_entity
 from .provenance import check_origin, origin_class
 from .temporal import CONTINUATION_KEY, rederive_key
@@ -437,6 +438,7 @@ def _erase(
         FeedbackWeight.objects.filter(memory_id__in=chunk).delete()
         Feedback.objects.filter(agent_id=agent_id, memory_id__in=chunk).delete()
     counts["memories"] = n
+    counts["memory_entities"] = erase_links(agent_id=agent_id, memory_ids=ids, name=norm or None)
 
     # rows of the touched keys that remain (an origin erasure) follow their remaining writes
     changed: set[str] = set()
@@ -657,6 +659,7 @@ def reassign(
                 field="to_agent",
             ) from None
         MemoryTier.objects.filter(memory_id__in=chunk).update(agent_id=dst)
+        reassign_links(memory_ids=chunk, to_agent=dst)
         FeedbackWeight.objects.filter(memory_id__in=chunk).update(agent_id=dst)
     changed: set[str] = set()
     for s, p in sorted(keys):

@@ -13,7 +13,7 @@ from django.db.models import Count, F, Q
 from memory.models import LAYERS, Memory
 
 from . import common as c
-from . import graph, text
+from . import graph, text, timeparse
 from .belief import NOT_RETRACTED, RETRACTED, current_q, current_sql
 from .reinforce import feedback_weights, reinforcement
 from .types import InvalidArgument, MemoryRecord, NotFound, RetrievalWeights, SearchHit
@@ -196,7 +196,10 @@ def search(
         raise InvalidArgument("query must be a string", field="query")
     w = weights or RetrievalWeights()
     at = c.now()
-    candidates = _fts_candidates(agent_id, query, max(limit * 3, 30), at, layer, tag_list)
+    intervals = timeparse.parse(query, at) if w.w_time > 0 else []
+    # a query naming a time reads a deeper full-text pool, so the turns of that time can rise into the top
+    n = max(limit * 3, 30) if not intervals else max(limit * 10, TIME_POOL)
+    candidates = _fts_candidates(agent_id, query, n, at, layer, tag_list)
     ppr = graph.graph_scores(agent_id=agent_id, query=query, at=at) if w.w_graph > 0 else None
     if ppr is None:  # no triples, no seeds or w_graph = 0: FTS-only, exactly as before the graph (G2)
         fb = feedback_weights([m.id for m in candidates]) if w.w_feedback else {}
@@ -209,6 +212,10 @@ def search(
         entries = _fuse(agent_id, candidates, ppr, at, w, layer, tag_list)
     if w.w_session > 0 and entries:
         entries = _session_expand(agent_id, entries, at, w, limit, layer, tag_list)
+    if w.w_link > 0 and entries:
+        entries = _link_expand(agent_id, query, entries, at, w, layer, tag_list)
+    if intervals and entries:
+        entries = _time_rank(entries, intervals, w)
     hits = [
         SearchHit.from_model(m, score=s, fts_position=pos, feedback=fb_m)
         for s, _, pos, m, _, fb_m in entries[:limit]
@@ -342,6 +349,81 @@ def _session_expand(
             )
     out.sort(key=lambda t: (-t[0], t[1]))
     return out
+
+
+TIME_POOL = 100  # full-text candidates of a query that names a time
+
+
+def _time_rank(entries: list[Entry], intervals: list[timeparse.Interval], w: RetrievalWeights) -> list[Entry]:
+    """Time named by the query (issue 17, ``timeparse``): every ranked memory gains ``w_time`` × how close its
+    time (``timeparse.memory_time``: the session date its writer gave, a fact's valid-from, else when it was
+    written) is to the named intervals (times the trust factor, as every R2 term)."""
+    out = []
+    for e in entries:
+        m = e[3]
+        near = timeparse.closeness(
+            timeparse.memory_time(m.metadata, m.valid_from, m.subject, m.timestamp), intervals
+        )
+        out.append((e[0] + w.w_time * near * _trust_factor(m, w), *e[1:]) if near else e)
+    out.sort(key=lambda t: (-t[0], t[1]))
+    return out
+
+
+# Memories the link walk adds to the ranking (the best by walk score), beyond the ones already ranked.
+MAX_LINK_ONLY = 10
+
+
+def _trust_factor(m: Memory, w: RetrievalWeights) -> float:
+    return (1 - w.w_trust) + w.w_trust * m.origin_trust
+
+
+def _link_expand(
+    agent_id: str,
+    query: str,
+    entries: list[Entry],
+    at: datetime,
+    w: RetrievalWeights,
+    layer: str | None,
+    tags: list[str],
+) -> list[Entry]:
+    """Entity links (issue 17, ``graph.links``): every memory the turn → entity → turn walk from the query's
+    names and the full-text hits reaches gains ``w_link`` × its walk score (times the trust factor, as every R2
+    term); up to ``MAX_LINK_ONLY`` memories the ranking did not hold join it with their R2 priors plus that."""
+    hits = [e[3].id for e in entries if e[2] is not None]
+    known = graph.links.known_entities(agent_id, at)
+    walk = graph.link_scores(agent_id=agent_id, query=query, hits=hits, at=at, known=known)
+    if not walk:
+        return entries
+    out = [
+        (s + w.w_link * walk[m.id] * _trust_factor(m, w), order, pos, m, ppr, fb) if m.id in walk else e
+        for e in entries
+        for s, order, pos, m, ppr, fb in (e,)
+    ]
+    ranked = {e[3].id for e in entries}
+    new_ids = sorted((i for i in walk if i not in ranked), key=lambda i: (-walk[i], i))[:MAX_LINK_ONLY]
+    if new_ids:
+        rows = _rows_by_id(new_ids)
+        fbs = feedback_weights(new_ids) if w.w_feedback else {}
+        for k, nid in enumerate(new_ids):
+            row = rows.get(nid)
+            if (
+                row is None
+                or (layer and row.layer != layer)
+                or (tags and not set(tags) <= set(row.tags or []))
+            ):
+                continue
+            fb = fbs.get(nid, 0.0)
+            s = score(row, None, at, w, feedback=fb) + w.w_link * walk[nid] * _trust_factor(row, w)
+            out.append((s, len(entries) + k, None, row, 0.0, fb))
+    out.sort(key=lambda t: (-t[0], t[1]))
+    return out
+
+
+def _rows_by_id(ids: list[str]) -> dict[str, Memory]:
+    marks = ", ".join(["%s"] * len(ids))
+    return {
+        m.id: m for m in Memory.objects.raw(f"SELECT {ROW_SQL} FROM memories m WHERE m.id IN ({marks})", ids)
+    }
 
 
 @c.write_transaction

@@ -196,6 +196,17 @@ class RetrievalWeights:
     # with today's search terms, no value of 0.25, 0.5, 1, 2 raised recall@10 on the dev split of LongMemEval
     # (benchmarks/eval_retrieval.py; 0.5: .906 vs .910 off, oracle and S together).
     w_session: float = 0.0
+    # Entity links of plain memories (issue 17, ``graph.links``): × the turn → entity → turn walk's score in [0, 1]
+    # (0: off, exactly the ranking without links). Off by default: on LongMemEval oracle 0.1 and 0.3 raised
+    # recall@10 on dev (.950 → .959 / .963) but lowered it on held-out (.965 → .961), and lowered recall_all of
+    # multi-session questions on both (benchmarks/eval_retrieval.py).
+    w_link: float = 0.0
+    # Time named by the query (issue 17, ``timeparse``): × how close a candidate's time (its session date, a fact's
+    # valid-from) is to the named interval, in [0, 1] (0: off, exactly the ranking without it). A query that names
+    # no time ranks exactly as with 0. LongMemEval oracle recall@10 dev .950 → .959, held-out .965 → .969
+    # (temporal-reasoning .889 → .921, .953 → .969); LongMemEval_S and MADial-Bench unchanged. 0.3 was a little
+    # better on dev (.963) but lowered held-out recall_all (.794 → .789), so the gate of "helps on both" kept 0.1.
+    w_time: float = 0.1
 
 
 @dataclass(frozen=True)

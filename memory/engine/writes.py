@@ -13,6 +13,7 @@ from memory.models import Memory
 
 from . import common as c
 from . import rawsql
+from .graph.links import link_memory
 from .guard.protected import guarded_plain, guarded_write
 from .guard.scan import ScanVerdict, record_drop, scan_write
 from .provenance import check_origin, effective_trust
@@ -115,6 +116,7 @@ def _store_plain(
         consume_quota(agent_id=values["agent_id"], kind=quota[0], limit=quota[1])
     rawsql.insert(Memory, values)
     c.ensure_agent(values["agent_id"], bump_generation=False)
+    link_memory(agent_id=values["agent_id"], memory_id=values["id"], content=values["content"])
     return StoreResult(values["id"], "stored")
 
 

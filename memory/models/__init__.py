@@ -5,7 +5,7 @@ from .audit import AuditEvent
 from .background import DreamRun, DreamState, ReviewItem, ReviewPolicy
 from .discovery import Community, DiscoveryItem, DiscoveryRun, EntityEdge
 from .feedback import VERDICTS, Feedback
-from .graph import EntityAlias, EntityEmbedding
+from .graph import EntityAlias, EntityEmbedding, MemoryEntity
 from .guard import ApprovalRequest, GuardCounter, OutboundEvent
 from .insights import (
     ATTITUDE_CATEGORIES,
@@ -47,6 +47,7 @@ __all__ = [
     "ReviewPolicy",
     "EntityAlias",
     "EntityEmbedding",
+    "MemoryEntity",
     "ApprovalRequest",
     "GuardCounter",
     "OutboundEvent",

@@ -51,3 +51,27 @@ class EntityEmbedding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_id}: {self.entity} ({self.model})"
+
+
+class MemoryEntity(models.Model):
+    """``memory_entity(agent_id, memory_id, entity)``: a plain memory mentions an entity (issue 17), so graph
+    search can hop from one conversation turn to another through a name they share.
+
+    ``entity`` is the name normalised (``normalize_entity``) but not alias-resolved: search resolves it through
+    the agent's alias map when it reads, so an alias or merge added later applies to old links at once. A link
+    is read only while its memory is current (``belief.current_sql``): a retracted, quarantined or expired memory
+    links nothing, and a restored one links again. Erasure deletes the rows (``erasure``)."""
+
+    agent_id = models.CharField(max_length=128)
+    memory_id = models.CharField(max_length=40)
+    entity = models.CharField(max_length=512)
+
+    class Meta:
+        db_table = "memory_entity"
+        constraints = [
+            models.UniqueConstraint(fields=["memory_id", "entity"], name="uniq_memory_entity"),
+        ]
+        indexes = [models.Index(fields=["agent_id", "entity"], name="idx_memory_entity_agent")]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}: {self.memory_id} -> {self.entity}"

@@ -29,12 +29,12 @@ def test_a_short_question_keeps_every_word():
     assert text.search_units("") == [] and text.search_units("!!! 🙂") == []
 
 
-def test_past_the_unit_cap_stopwords_go_first():
+def test_a_long_query_leaves_its_stopwords_out():
     words = " ".join(f"word{i}" for i in range(30))
     units = text.search_units("the a of what is my " + words)
     assert units == [[f"word{i}"] for i in range(30)]
     only = " ".join(sorted(text.STOPWORDS))
-    assert len(text.search_units(only)) == text.MAX_QUERY_TOKENS  # nothing else left: stopwords are searched
+    assert len(text.search_units(only)) == len(text.STOPWORDS)  # nothing else left: stopwords are searched
 
 
 def test_long_cjk_runs_become_or_ed_bigrams_and_short_ones_stay_phrases():
@@ -44,10 +44,12 @@ def test_long_cjk_runs_become_or_ed_bigrams_and_short_ones_stay_phrases():
     assert text.pg_tsquery("跳舞了吗") == "('跳舞' <-> '舞了' <-> '了吗')"
 
 
-def test_the_unit_cap_keeps_the_last_content_words():
+def test_a_long_query_keeps_all_its_content_words_up_to_the_cap():
     words = " ".join(f"word{i}" for i in range(40))
-    units = text.search_units("the a of " + words)
-    assert len(units) == text.MAX_QUERY_TOKENS and units[0] == ["word8"] and units[-1] == ["word39"]
+    assert text.search_units("the a of " + words) == [[f"word{i}"] for i in range(40)]
+    cap = text.MAX_SEARCH_UNITS
+    units = text.search_units("the a of " + " ".join(f"word{i}" for i in range(cap + 10)))
+    assert len(units) == cap and units[0] == ["word10"] and units[-1] == [f"word{cap + 9}"]
 
 
 def test_a_chinese_sentence_finds_the_memory_that_shares_its_words():

@@ -13,7 +13,8 @@ starts or stops being current (world time moves on without a write).
 
 The package has a module per seam: ``names`` (normalisation), ``aliases`` (G6), ``scan`` (the database read),
 ``build`` (the CSR graph), ``ppr`` (G3), ``cache`` (G5 and the query entry point), ``curation`` (G7 and the
-curator's reads), ``embed_seed`` (G8). This module re-exports their public names.
+curator's reads), ``embed_seed`` (G8), ``links`` (entity links of plain memories and search's turn → entity →
+turn walk, issue 17). This module re-exports their public names.
 """
 
 from .aliases import MAX_ALIASES, AliasRecord, AliasResult, alias_add, alias_list, resolve_entity
@@ -30,6 +31,7 @@ from .curation import (
     graph_view,
     view_nodes,
 )
+from .links import extract, link_backfill, link_memory, link_scores, memory_links
 from .names import MAX_ENTITY_CHARS, NFKC_MAX_EXPANSION, normalize_entity, normalize_names
 from .ppr import (
     DAMPING,
@@ -73,6 +75,11 @@ __all__ = [
     "clear_cache",
     "entity_facts",
     "export_graph",
+    "extract",
+    "link_backfill",
+    "link_memory",
+    "link_scores",
+    "memory_links",
     "graph_scores",
     "graph_view",
     "load_graph",

@@ -21,6 +21,7 @@ from .. import common as c
 from .. import rawsql
 from ..archive import holds
 from ..belief import BELIEVED, current_q
+from ..graph.links import link_memory
 from ..temporal import FactInput, apply_fact, check_fact, rederive_key
 from ..types import EngineError, InvalidArgument, StoreResult
 from .approvals import open_request
@@ -184,6 +185,7 @@ def guarded_plain(
     rawsql.insert(Memory, {**values, "quarantined": decision.quarantine})
     c.ensure_agent(agent_id, bump_generation=False)
     mid = values["id"]
+    link_memory(agent_id=agent_id, memory_id=mid, content=values["content"])
     record_hits(decision, t, [mid])
     if not decision.quarantine:
         return StoreResult(mid, "stored")
