@@ -112,3 +112,48 @@ def quarantine_fact(agent_id: str, **fact) -> str:
     from memory.engine.temporal import check_fact, write_fact
 
     return write_fact(check_fact(agent_id=agent_id, **fact), quarantine=True).id
+
+
+# --- the per-role browser tests (accessibility, journeys): the seeded demo served by a uvicorn child ---------
+
+
+@pytest.fixture(scope="session")
+def roles_demo_db(tmp_path_factory):
+    """``manage.py seed_demo`` plus a few held batches (``tests.dashboard.roles_provision``) in a SQLite file,
+    built once per session; each test serves its own copy (``roles_server``)."""
+    import os
+
+    from tests.mcp.harness import provision
+
+    path = tmp_path_factory.mktemp("roles-demo") / "demo.sqlite3"
+    wanted = {
+        "MEMDESK_DEMO_PASSWORD": "demo-password-123",
+        "MEMDESK_CONFIG": str(path.parent / "absent.toml"),
+    }
+    previous = {name: os.environ.get(name) for name in wanted}
+    os.environ.update(wanted)  # the child's environment: the demo password, the burst guard at its defaults
+    try:
+        info = provision(path, module="tests.dashboard.roles_provision")
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return path, info
+
+
+@pytest.fixture
+def roles_server(roles_demo_db, tmp_path, monkeypatch):
+    """A private copy of the roles demo served by uvicorn: (harness with ``.base``, provisioning info)."""
+    from tests.mcp.harness import HttpHarness, copy_db
+
+    monkeypatch.setenv("MEMDESK_CONFIG", str(tmp_path / "absent.toml"))
+    source, info = roles_demo_db
+    db_path = tmp_path / "demo.sqlite3"
+    copy_db(source, db_path)
+    harness = HttpHarness(db_path, {})
+    try:
+        yield harness, info
+    finally:
+        harness.close()
