@@ -15,7 +15,7 @@ from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from dashboard.selectors import origin_class_q
+from dashboard.selectors import memories_by_id, origin_class_q
 from memory import engine
 from memory.models import AgentToken, ApprovalRequest, AuditEvent, Memory
 
@@ -262,9 +262,7 @@ def batch_cards(
     per fact)."""
     reqs = list(requests)
     wanted = {i for r in reqs for i in (r.payload or {}).get("ids", []) if isinstance(i, str)}
-    by_id = (
-        {m.id: m for m in Memory.objects.filter(agent_id=agent_id, id__in=sorted(wanted))} if wanted else {}
-    )
+    by_id = memories_by_id(agent_id, wanted)
     pending_rows = [
         by_id[i]
         for r in reqs
