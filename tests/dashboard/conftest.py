@@ -143,16 +143,28 @@ def roles_demo_db(tmp_path_factory):
     return path, info
 
 
-@pytest.fixture
-def roles_server(roles_demo_db, tmp_path, monkeypatch):
-    """A private copy of the roles demo served by uvicorn: (harness with ``.base``, provisioning info)."""
+@pytest.fixture(scope="module")
+def roles_server(roles_demo_db, tmp_path_factory):
+    """A copy of the roles demo served by uvicorn for one test module: (harness with ``.base``, provisioning
+    info). The journeys' writes never touch what another journey or the accessibility scan looks at."""
+    import os
+
     from tests.mcp.harness import HttpHarness, copy_db
 
-    monkeypatch.setenv("MEMDESK_CONFIG", str(tmp_path / "absent.toml"))
     source, info = roles_demo_db
-    db_path = tmp_path / "demo.sqlite3"
+    db_path = tmp_path_factory.mktemp("roles-server") / "demo.sqlite3"
     copy_db(source, db_path)
-    harness = HttpHarness(db_path, {})
+    previous = os.environ.get("MEMDESK_CONFIG")
+    os.environ["MEMDESK_CONFIG"] = str(
+        db_path.parent / "absent.toml"
+    )  # read once, by the child's environment
+    try:
+        harness = HttpHarness(db_path, {})
+    finally:
+        if previous is None:
+            os.environ.pop("MEMDESK_CONFIG")
+        else:
+            os.environ["MEMDESK_CONFIG"] = previous
     try:
         yield harness, info
     finally:

@@ -18,6 +18,7 @@ Every step saves a screenshot under ``var/test-artifacts/<role>/<width>/`` (giti
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -134,24 +135,26 @@ class Journey:
         expect(cards.first).to_have_attribute("id", f"batch-{batches['supersedes']}")  # most impact first
         self.shot("desk-by-impact")
 
-        # per-fact decision: approve four of five (one width each batch)
+        # per-fact decision: approve four of five (one batch per width)
         batch = batches["spam"] if not self.phone else batches["fresh"]
-        page.goto(f"{self.agent}/quarantine/?batch={batch}")
         card = page.locator(f"#batch-{batch}")
+        card.locator(
+            ".queue-line"
+        ).click()  # opens it (under its line on a phone, beside the list on a laptop)
+        expect(card).to_have_class(re.compile(r"\bis-open\b"))
         if not self.phone:
             picks = card.locator("input.fact-pick")
             expect(picks).to_have_count(5)
             picks.nth(4).uncheck()
             card.locator("details.decide-approve summary").click()
             card.locator("details.decide-approve button[type=submit]").click()
-            expect(card).to_have_attribute("data-status", "approved")
-            expect(card).to_contain_text("Approved 4 of 5 facts")
+            expect(page.locator("body")).to_contain_text("Approved 4 of 5 facts")
             self.shot("approved-four-of-five")
         else:  # by keyboard: r, then 1 (the first reason)
-            expect(card).to_have_class(re.compile(r"\bis-open\b"))
-            page.locator("body").press("r")
+            page.keyboard.press("r")
+            expect(card.locator("details.decide-reject")).to_have_attribute("open", "")
             page.keyboard.press("1")
-            expect(card).to_have_attribute("data-status", "denied")
+            expect(page.locator("body")).to_contain_text("Rejected: 5 facts about “Kai Moreau”")
             self.shot("rejected-by-keyboard")
 
         page.goto(self.agent + "/audit/")
@@ -219,6 +222,7 @@ class Journey:
 @pytest.mark.parametrize("role", ["viewer", "reviewer", "curator", "admin", "outsider"])
 def test_journey_per_role_at_both_widths(roles_server, role):
     harness, info = roles_server
+    shutil.rmtree(ARTIFACTS / role, ignore_errors=True)  # this run's screenshots only
     errors: list[str] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
