@@ -169,3 +169,14 @@ def roles_server(roles_demo_db, tmp_path_factory):
         yield harness, info
     finally:
         harness.close()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ANN001, ARG001
+    """Say where the per-role journeys left their screenshots (var/test-artifacts/<role>/<width>/)."""
+    import sys
+
+    roles = sys.modules.get("tests.dashboard.test_browser_roles")
+    if roles is not None and roles.WRITTEN:
+        terminalreporter.write_line(
+            f"browser journey screenshots: {roles.ARTIFACTS}/<role>/<width>/ ({', '.join(sorted(roles.WRITTEN))})"
+        )

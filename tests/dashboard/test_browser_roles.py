@@ -31,6 +31,7 @@ from tests.dashboard.test_browser_journey import CHROMIUM, LAUNCH_ARGS
 pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "var" / "test-artifacts"
+WRITTEN: set[str] = set()  # the roles whose screenshots this session wrote (conftest prints where)
 STAFF_LINKS = ("#nav-quarantine", "#nav-audit", "#nav-operations")
 
 
@@ -244,6 +245,7 @@ def test_journey_per_role_at_both_widths(roles_server, role):
                 page.close()
         finally:
             browser.close()
+    WRITTEN.add(role)
     print(f"screenshots: {ARTIFACTS / role}")
     assert [e for e in errors if not refused.match(e)] == []
     assert len(list((ARTIFACTS / role).glob("*/*.png"))) >= 4
