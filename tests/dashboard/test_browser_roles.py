@@ -172,7 +172,8 @@ class Journey:
         expect(page.locator("h1")).to_be_visible()
         self.shot("decision-log")
         page.goto(f"{self.agent}/wiki/{info['wiki_page']}/")
-        expect(page.locator("h1")).to_be_visible()
+        expect(page.locator("#wiki-diff-card")).to_be_visible()  # the diff since the last accepted revision
+        expect(page.locator("#wiki-diff, #wiki-diff-empty")).to_have_count(1)
         self.shot("wiki-page")
         page.goto(f"{self.agent}/quarantine/?batch={info['batches']['token']}")
         card = page.locator(f"#batch-{info['batches']['token']}")
