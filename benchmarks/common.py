@@ -24,14 +24,15 @@ REPO = Path(__file__).resolve().parents[1]
 AGENT = "bench-agent"
 
 
-def setup_django(db_dir: str | None = None) -> Path:
-    """Configure Django on a new, migrated SQLite file under ``db_dir`` (a new temp dir by default)."""
+def setup_django(db_dir: str | None = None, *, keep: bool = False) -> Path:
+    """Configure Django on a new, migrated SQLite file under ``db_dir`` (a new temp dir by default); with
+    ``keep``, on the file a previous run left there."""
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
     base = Path(db_dir) if db_dir else Path(tempfile.mkdtemp(prefix="memdesk-bench-"))
     base.mkdir(parents=True, exist_ok=True)
     db_path = base / "engine.sqlite3"
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in ("", "-wal", "-shm") if not keep else ():
         Path(f"{db_path}{suffix}").unlink(missing_ok=True)
     os.environ.pop("DATABASE_URL", None)
     os.environ["MEMDESK_SQLITE_PATH"] = str(db_path)

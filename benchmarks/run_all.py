@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             results += review
             print(table(review), flush=True)
             print("\n== quarantine desk page (same database)", flush=True)
-            desk = bench_desk_page.measure()
+            desk = bench_desk_page.measure(memories=10_000 if args.quick else 100_000)
             results += desk
             print(table(desk), flush=True)
         if not args.skip_hostile:

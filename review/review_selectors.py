@@ -27,8 +27,9 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.utils.safestring import SafeString
 
+from dashboard.selectors import memories_by_id
 from memory import engine
-from memory.models import AuditEvent, DreamRun, Memory, ReviewItem
+from memory.models import AuditEvent, DreamRun, ReviewItem
 
 from .evidence import (
     Axis,
@@ -416,7 +417,7 @@ def review_cards(
     changed since it was proposed is ``changed`` (deciding it would be refused as stale)."""
     items = list(items)
     wanted = sorted({i for it in items for i in (it.memory_ids or []) if isinstance(i, str)})
-    rows = {m.id: m for m in Memory.objects.filter(agent_id=agent_id, id__in=wanted)} if wanted else {}
+    rows = memories_by_id(agent_id, wanted)
     cards = []
     for it in items:
         ids = [i for i in (it.memory_ids or []) if isinstance(i, str)]

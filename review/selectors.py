@@ -15,7 +15,7 @@ from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from dashboard.selectors import origin_class_q
+from dashboard.selectors import memories_by_id, origin_class_q
 from memory import engine
 from memory.models import AgentToken, ApprovalRequest, AuditEvent, Memory
 
@@ -118,8 +118,7 @@ def sorted_requests(
     rest = list(qs[SORTED_MAX:]) if len(reqs) == SORTED_MAX else []
     impact: dict[int, int] = {}
     if sort == "impact":
-        pending = [r for r in reqs if r.status == ApprovalRequest.PENDING]
-        impact = {c.id: c.effects["supersede"] for c in batch_cards(agent_id, pending, now=now)}
+        impact = supersede_counts(agent_id, [r for r in reqs if r.status == ApprovalRequest.PENDING])
 
     def key(r: ApprovalRequest) -> tuple[int, int, int]:
         size = len((r.payload or {}).get("ids", []))
@@ -254,6 +253,29 @@ class BatchCard(QueueCard):
         return out
 
 
+def effect_kind(effect: engine.ApprovalEffect | None) -> str:
+    """What approving one held fact does: ``supersede`` a believed row, ``reaffirm`` it, or add a ``new`` one."""
+    if effect is None or effect.other is None:
+        return "new"
+    return "reaffirm" if effect.effect == "reaffirm" else "supersede"
+
+
+def supersede_counts(agent_id: str, requests: Iterable[ApprovalRequest]) -> dict[int, int]:
+    """For pending batches, how many believed rows approving each would supersede (its cards' ``effects``), in
+    two queries and without building the cards (sorting by impact reads up to ``SORTED_MAX`` batches)."""
+    reqs = list(requests)
+    by_id = memories_by_id(agent_id, (i for r in reqs for i in (r.payload or {}).get("ids", [])))
+    effects = engine.approval_effects(agent_id, list(by_id.values()))
+    return {
+        r.id: sum(
+            1
+            for i in dict.fromkeys((r.payload or {}).get("ids", []))
+            if i in by_id and effect_kind(effects.get(i)) == "supersede"
+        )
+        for r in reqs
+    }
+
+
 def batch_cards(
     agent_id: str, requests: Iterable[ApprovalRequest], *, now: datetime, actor: str = ""
 ) -> list[BatchCard]:
@@ -262,9 +284,7 @@ def batch_cards(
     per fact)."""
     reqs = list(requests)
     wanted = {i for r in reqs for i in (r.payload or {}).get("ids", []) if isinstance(i, str)}
-    by_id = (
-        {m.id: m for m in Memory.objects.filter(agent_id=agent_id, id__in=sorted(wanted))} if wanted else {}
-    )
+    by_id = memories_by_id(agent_id, wanted)
     pending_rows = [
         by_id[i]
         for r in reqs
@@ -281,9 +301,10 @@ def batch_cards(
         for m in rows:
             preview = FactPreview(engine.MemoryRecord.from_model(m))
             effect = effects.get(m.id) if r.status == ApprovalRequest.PENDING else None
+            kind = effect_kind(effect)
             if effect is not None and effect.other is not None:
                 record = engine.MemoryRecord.from_model(effect.other)
-                if effect.effect == "reaffirm":
+                if kind == "reaffirm":
                     preview.reaffirms = record
                 else:
                     preview.supersedes = record

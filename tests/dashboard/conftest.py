@@ -112,3 +112,71 @@ def quarantine_fact(agent_id: str, **fact) -> str:
     from memory.engine.temporal import check_fact, write_fact
 
     return write_fact(check_fact(agent_id=agent_id, **fact), quarantine=True).id
+
+
+# --- the per-role browser tests (accessibility, journeys): the seeded demo served by a uvicorn child ---------
+
+
+@pytest.fixture(scope="session")
+def roles_demo_db(tmp_path_factory):
+    """``manage.py seed_demo`` plus a few held batches (``tests.dashboard.roles_provision``) in a SQLite file,
+    built once per session; each test serves its own copy (``roles_server``)."""
+    import os
+
+    from tests.mcp.harness import provision
+
+    path = tmp_path_factory.mktemp("roles-demo") / "demo.sqlite3"
+    wanted = {
+        "MEMDESK_DEMO_PASSWORD": "demo-password-123",
+        "MEMDESK_CONFIG": str(path.parent / "absent.toml"),
+    }
+    previous = {name: os.environ.get(name) for name in wanted}
+    os.environ.update(wanted)  # the child's environment: the demo password, the burst guard at its defaults
+    try:
+        info = provision(path, module="tests.dashboard.roles_provision")
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return path, info
+
+
+@pytest.fixture(scope="module")
+def roles_server(roles_demo_db, tmp_path_factory):
+    """A copy of the roles demo served by uvicorn for one test module: (harness with ``.base``, provisioning
+    info). The journeys' writes never touch what another journey or the accessibility scan looks at."""
+    import os
+
+    from tests.mcp.harness import HttpHarness, copy_db
+
+    source, info = roles_demo_db
+    db_path = tmp_path_factory.mktemp("roles-server") / "demo.sqlite3"
+    copy_db(source, db_path)
+    previous = os.environ.get("MEMDESK_CONFIG")
+    os.environ["MEMDESK_CONFIG"] = str(
+        db_path.parent / "absent.toml"
+    )  # read once, by the child's environment
+    try:
+        harness = HttpHarness(db_path, {})
+    finally:
+        if previous is None:
+            os.environ.pop("MEMDESK_CONFIG")
+        else:
+            os.environ["MEMDESK_CONFIG"] = previous
+    try:
+        yield harness, info
+    finally:
+        harness.close()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ANN001, ARG001
+    """Say where the per-role journeys left their screenshots (var/test-artifacts/<role>/<width>/)."""
+    import sys
+
+    roles = sys.modules.get("tests.dashboard.test_browser_roles")
+    if roles is not None and roles.WRITTEN:
+        terminalreporter.write_line(
+            f"browser journey screenshots: {roles.ARTIFACTS}/<role>/<width>/ ({', '.join(sorted(roles.WRITTEN))})"
+        )

@@ -1,0 +1,112 @@
+"""Provision a migrated SQLite file for the per-role browser tests (accessibility and journeys); print what they
+need as JSON.
+
+Run in a child process (``python -m tests.dashboard.roles_provision``) with ``MEMDESK_SQLITE_PATH`` set and
+``MEMDESK_DEMO_PASSWORD``: ``manage.py seed_demo`` (the demo's teams, users of every role, two agents of two
+teams, ten weeks of memory, wiki pages, one dream pass), then four more batches the burst guard holds on the
+support bot through the agent-facing write path (one written by an external MCP token, so its origin links to
+the token; one that would supersede a fact the user told the agent).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from datetime import timedelta
+
+AGENT = "support-bot"
+OTHER_AGENT = "research-bot"  # Northwind Research's: the outsider's own agent
+USERS = {
+    "viewer": "viewer",
+    "reviewer": "reviewer",
+    "curator": "curator",
+    "admin": "admin",
+    "outsider": "researcher",
+}
+
+
+def hold(agent: str, subject: str, origin: str, facts: list[tuple[str, str]], *, minutes_ago: int) -> int:
+    import time_machine
+    from django.utils import timezone
+
+    from memory import engine
+    from memory.models import ApprovalRequest
+
+    start = timezone.now() - timedelta(minutes=minutes_ago)
+    for k, (predicate, value) in enumerate(facts):
+        with time_machine.travel(start + timedelta(seconds=20 * k), tick=False):
+            engine.store_temporal(
+                agent_id=agent,
+                content=f"{subject} {predicate.replace('_', ' ')} is {value}",
+                subject=subject,
+                predicate=predicate,
+                object=value,
+                origin=origin,
+                protect=True,
+            )
+    return ApprovalRequest.objects.filter(agent_id=agent, subject=subject, origin=origin).latest("id").id
+
+
+def main() -> int:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from memory import engine
+
+    call_command("migrate", verbosity=0, interactive=False)
+    call_command("seed_demo", stdout=io.StringIO())
+    token, _secret = engine.token_create(
+        agent_id=AGENT, scopes=["memory:read", "memory:write"], external=True, name="help-widget",
+        actor="user:admin",
+    )  # fmt: skip
+    notes = [(f"note_{k}", f"value {k}") for k in range(5)]
+    import time_machine
+    from django.utils import timezone
+
+    with time_machine.travel(
+        timezone.now() - timedelta(days=2), tick=False
+    ):  # before the burst that changes it
+        engine.store_temporal(
+            agent_id=AGENT, content="Globex plan is basic", subject="Globex", predicate="plan", object="basic",
+            origin="user_direct",
+        )  # fmt: skip
+    batches = {
+        "token": hold(AGENT, "Zed Ortiz", f"mcp_external:token-{token.id}", notes, minutes_ago=40),
+        "supersedes": hold(AGENT, "Globex", "channel:crm-sync", [("plan", "enterprise"), *notes[1:]], minutes_ago=30),
+        "spam": hold(AGENT, "Ivy Chen", "channel:telegram-991", notes, minutes_ago=20),
+        "fresh": hold(AGENT, "Kai Moreau", "channel:crm-sync", notes, minutes_ago=10),
+    }  # fmt: skip
+    from memory.models import Memory
+    from wiki.models import WikiPage
+
+    memory = (
+        Memory.objects.filter(agent_id=AGENT, subject="Jordan Lee", predicate="marital_status")
+        .order_by("-created_at")
+        .values_list("id", flat=True)
+        .first()
+    )
+    out = {
+        "agent": AGENT,
+        "memory": memory,
+        "wiki_page": WikiPage.objects.filter(agent_id=AGENT)
+        .order_by("id")
+        .values_list("id", flat=True)
+        .first(),
+        "other_agent": OTHER_AGENT,
+        "users": USERS,
+        "password": os.environ["MEMDESK_DEMO_PASSWORD"],
+        "batches": batches,
+        "token": token.id,
+        "tokens": {},
+    }
+    sys.stdout.write(json.dumps(out) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
