@@ -81,6 +81,8 @@ def main() -> int:
         "spam": hold(AGENT, "Ivy Chen", "channel:telegram-991", notes, minutes_ago=20),
         "fresh": hold(AGENT, "Kai Moreau", "channel:crm-sync", notes, minutes_ago=10),
     }  # fmt: skip
+    from django.db.models import Count
+
     from memory.models import Memory
     from wiki.models import WikiPage
 
@@ -93,10 +95,16 @@ def main() -> int:
     out = {
         "agent": AGENT,
         "memory": memory,
+        # the page with the most revisions, so the curator's journey sees a diff when the demo has one
         "wiki_page": WikiPage.objects.filter(agent_id=AGENT)
-        .order_by("id")
+        .annotate(n=Count("revisions"))
+        .order_by("-n", "id")
         .values_list("id", flat=True)
         .first(),
+        "wiki_single": not WikiPage.objects.filter(agent_id=AGENT)
+        .annotate(n=Count("revisions"))
+        .filter(n__gt=1)
+        .exists(),
         "other_agent": OTHER_AGENT,
         "users": USERS,
         "password": os.environ["MEMDESK_DEMO_PASSWORD"],
