@@ -130,6 +130,22 @@ def login(client: Client, user) -> Client:
     return client
 
 
+# --- memory vectors (issue 17) -------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _memory_vectors_off():
+    """Memory vectors are off in every test unless it attaches an embedder (``set_memory_embedder``): the
+    default embedder, when installed, would otherwise embed every write of the suite."""
+    from memory.engine import embeddings, vectors
+
+    embeddings.set_memory_embedder(None)
+    vectors.clear_cache()
+    yield
+    embeddings.reset_memory_embedder()
+    vectors.clear_cache()
+
+
 # --- quarantine batches (the desk's tests and the audit log's) -------------------------------------------
 
 

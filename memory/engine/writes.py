@@ -12,7 +12,7 @@ from typing import Any
 from memory.models import Memory
 
 from . import common as c
-from . import rawsql
+from . import rawsql, vectors
 from .guard.protected import guarded_plain, guarded_write
 from .guard.scan import ScanVerdict, record_drop, scan_write
 from .provenance import check_origin, effective_trust
@@ -81,7 +81,15 @@ def store(
         ingested_at=t,
         session_id=session_id,
     )
-    return _store_plain(values, verdict=verdict, protect=protect, quota=quota, actor=actor)
+    result = _store_plain(values, verdict=verdict, protect=protect, quota=quota, actor=actor)
+    return _with_vector(result, agent_id, content)
+
+
+def _with_vector(result: StoreResult, agent_id: str, content: str) -> StoreResult:
+    """After the write committed: embed the stored row (SPEC R2 vectors); a failure leaves it to the backfill."""
+    if result.id and result.outcome in ("stored", "quarantined"):
+        vectors.write_vectors(agent_id=agent_id, items=[(result.id, content)])
+    return result
 
 
 @c.write_transaction
@@ -168,11 +176,13 @@ def store_temporal(
     if quota is not None:
         check_quota(agent_id=fact.agent_id, kind=quota[0], limit=quota[1])
     if not protect:
-        return _counted(fact, quota) if quota is not None else write_fact(fact)
+        result = _counted(fact, quota) if quota is not None else write_fact(fact)
+        return _with_vector(result, fact.agent_id, fact.content)
     verdict = scan_write(fact.content, fact.subject, fact.predicate, fact.object)
     if verdict.blocked:
         return _drop(fact, verdict, quota=quota, actor=actor)
-    return guarded_write(fact, hold=verdict.hold_reason, hold_extra=verdict.hold_extra, quota=quota)
+    result = guarded_write(fact, hold=verdict.hold_reason, hold_extra=verdict.hold_extra, quota=quota)
+    return _with_vector(result, fact.agent_id, fact.content)
 
 
 @c.write_transaction
