@@ -174,7 +174,7 @@ def unit_matrix(vectors: Sequence[Sequence[float]], n: int) -> np.ndarray:
 # The default embedder of memory vectors when ``[retrieval] embedder`` is not set; chosen by measurement (see
 # benchmarks/eval_embedders.py and the README's retrieval section). When its package is not installed, search
 # runs lexical + graph only (logged once).
-DEFAULT_MEMORY_EMBEDDER = "memory.engine.embeddings:e5_small"
+DEFAULT_MEMORY_EMBEDDER = "memory.engine.embeddings:static_minilm"
 OFF = ("", "off", "none", "0", "false")
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,10 @@ log = logging.getLogger("memdesk.embeddings")
 DTYPE = "<f2"  # stored as float16 little-endian: half the bytes of float32, cosine error < 1e-3
 MAX_EMBED_CHARS = 4_000  # the embedder reads at most this many characters of a memory or query
 CACHE_AGENTS = 16  # matrices kept in one process (least recently used dropped first)
+# A matrix is read whole again after this long. Appending "rows above the largest id read" misses a row whose
+# transaction took its id before, but committed after, the rows read (concurrent writers on PostgreSQL); such
+# a row is found by lexical search meanwhile and joins the dense side at the next whole read.
+RELOAD_SECONDS = 600.0
 
 _logged: set[str] = set()
 _logged_lock = threading.Lock()
@@ -132,9 +137,9 @@ class BackfillReport:
         }
 
 
-def _missing_q(model: str, agent_id: str | None) -> tuple[str, list[object]]:
+def _missing_q(model: str, agent_id: str | None) -> tuple[str, list[str]]:
     where = "NOT EXISTS (SELECT 1 FROM memory_vector v WHERE v.memory_id = m.id AND v.model = %s)"
-    params: list[object] = [model]
+    params: list[str] = [model]
     if agent_id is not None:
         where = "m.agent_id = %s AND " + where
         params = [agent_id, *params]
@@ -204,6 +209,7 @@ class AgentMatrix:
     ids: list[str]
     matrix: np.ndarray
     top: int
+    loaded: float = field(default_factory=time.monotonic)  # when it was last read whole
     _row: dict[str, int] | None = None
 
     def rows_of(self, ids: Iterable[str]) -> dict[str, int]:
@@ -268,24 +274,26 @@ def agent_matrix(agent_id: str, model: str) -> AgentMatrix:
     top = _top_id(agent_id, model)
     with _cache_lock:
         cached = _cache.get((agent_id, model))
-        if cached is not None and cached.top == top:
+        fresh_enough = cached is not None and time.monotonic() - cached.loaded < RELOAD_SECONDS
+        if cached is not None and cached.top == top and fresh_enough:
             _cache.move_to_end((agent_id, model))
             stats["hits"] += 1
             return cached
-    if cached is not None and top > cached.top:
+    fresh: AgentMatrix | None = None
+    kind = "loads"
+    if cached is not None and cached.top < top and time.monotonic() - cached.loaded < RELOAD_SECONDS:
         ids, mat = _read(agent_id, model, cached.top, top)
-        if mat.shape[0] and cached.matrix.shape[0] and mat.shape[1] != cached.matrix.shape[1]:
-            cached = None  # another dimension under the same model name: start over
-        else:
-            matrix = np.concatenate([cached.matrix, mat]) if mat.shape[0] else cached.matrix
-            if not cached.matrix.shape[0]:
-                matrix = mat
-            fresh = AgentMatrix(cached.ids + ids, matrix, top)
-            kind = "appends"
-    if cached is None or top < cached.top:
+        if not cached.ids:
+            fresh, kind = AgentMatrix(ids, mat, top, cached.loaded), "appends"
+        elif not ids:
+            fresh, kind = AgentMatrix(cached.ids, cached.matrix, top, cached.loaded), "appends"
+        elif mat.shape[1] == cached.matrix.shape[1]:
+            joined = np.concatenate([cached.matrix, mat])
+            fresh, kind = AgentMatrix(cached.ids + ids, joined, top, cached.loaded), "appends"
+        # else: another dimension under the same model name: start over
+    if fresh is None:  # first read, a shrink (erasure), or a change of dimension
         ids, mat = _read(agent_id, model, 0, top)
         fresh = AgentMatrix(ids, mat, top)
-        kind = "loads"
     with _cache_lock:
         stats[kind] += 1
         _cache[(agent_id, model)] = fresh

@@ -242,3 +242,21 @@ def test_time_does_not_change_a_vector(themes):
         mid = engine.store(agent_id=A, content="kitten").id
     with time_machine.travel(dt("2026-03-01T00:00:00") + timedelta(days=30), tick=False):
         assert ids(engine.search(agent_id=A, query="cat", weights=VEC, touch=False)) == [mid]
+
+
+def test_the_matrix_of_an_agent_without_vectors_fills_on_its_first_write(themes):
+    engine.store(agent_id=A, content="no vector yet")
+    MemoryVector.objects.all().delete()
+    vectors.clear_cache()
+    assert engine.search(agent_id=A, query="feline", weights=VEC, touch=False) == []  # empty matrix cached
+    cat = engine.store(agent_id=A, content="cat").id
+    assert ids(engine.search(agent_id=A, query="feline", weights=VEC, touch=False)) == [cat]
+
+
+def test_a_matrix_older_than_the_reload_time_is_read_whole_again(themes, monkeypatch):
+    cat = engine.store(agent_id=A, content="cat").id
+    assert ids(engine.search(agent_id=A, query="feline", weights=VEC, touch=False)) == [cat]
+    loads = vectors.stats["loads"]
+    monkeypatch.setattr(vectors, "RELOAD_SECONDS", 0.0)
+    engine.search(agent_id=A, query="feline", weights=VEC, touch=False)
+    assert vectors.stats["loads"] == loads + 1
