@@ -231,7 +231,7 @@ class DenseScores:
         rows = self.matrix.rows_of(ids)
         if not rows:
             return {}
-        sims = self.matrix.matrix[list(rows.values())] @ self.query
+        sims = np.einsum("ij,j->i", self.matrix.matrix[list(rows.values())], self.query)
         return {mid: max(0.0, float(x)) for mid, x in zip(rows, sims, strict=True)}
 
 
@@ -308,7 +308,9 @@ def nearest(matrix: AgentMatrix, q: np.ndarray, k: int) -> list[tuple[str, float
     n = matrix.matrix.shape[0]
     if n == 0 or k <= 0 or matrix.matrix.shape[1] != q.shape[0]:
         return []
-    scores = matrix.matrix @ q
+    # einsum's own loop rather than BLAS: OpenBLAS's threads cost 20-40 ms of synchronisation per product on a
+    # busy two-core machine (benchmarks/bench_search.py), the single-threaded loop ~1 ms per 10k rows × 128
+    scores = np.einsum("ij,j->i", matrix.matrix, q)
     k = min(k, n)
     best = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
     ranked = sorted(best.tolist(), key=lambda i: (-float(scores[i]), matrix.ids[i]))
