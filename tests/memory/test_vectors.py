@@ -89,7 +89,12 @@ def test_a_write_stores_its_vector_and_search_finds_it_without_a_shared_word(the
     vec = np.frombuffer(bytes(row.vector), dtype="<f2").astype(np.float32)
     assert abs(float(np.linalg.norm(vec)) - 1.0) < 1e-3
     # lexical search alone finds nothing: no word in common
-    assert engine.search(agent_id=A, query="feline", weights=RetrievalWeights(w_vec=0.0), touch=False) == []
+    assert (
+        engine.search(
+            agent_id=A, query="feline", weights=RetrievalWeights(w_vec=0.0, w_vec_rank=0.0), touch=False
+        )
+        == []
+    )
     assert ids(engine.search(agent_id=A, query="feline", weights=VEC, touch=False))[0] == cat
 
 
@@ -155,7 +160,7 @@ def test_an_embedder_that_throws_never_fails_the_write_and_is_logged_once(caplog
     assert not MemoryVector.objects.exists()
     # search degrades to the lexical ranking
     assert ids(hits) == ids(
-        engine.search(agent_id=A, query="cat", weights=RetrievalWeights(w_vec=0), touch=False)
+        engine.search(agent_id=A, query="cat", weights=RetrievalWeights(w_vec=0, w_vec_rank=0), touch=False)
     )
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert [r.getMessage() for r in warnings] == [
@@ -260,3 +265,11 @@ def test_a_matrix_older_than_the_reload_time_is_read_whole_again(themes, monkeyp
     monkeypatch.setattr(vectors, "RELOAD_SECONDS", 0.0)
     engine.search(agent_id=A, query="feline", weights=VEC, touch=False)
     assert vectors.stats["loads"] == loads + 1
+
+
+def test_default_weights_use_vectors_when_an_embedder_is_attached(themes):
+    cat = engine.store(agent_id=A, content="my cat sleeps").id
+    assert RetrievalWeights().w_vec_rank > 0
+    assert ids(engine.search(agent_id=A, query="feline", touch=False)) == [cat]
+    emb.set_memory_embedder(None)
+    assert engine.search(agent_id=A, query="feline", touch=False) == []
