@@ -379,6 +379,7 @@ class StaticEmbedder:
         self.folder = folder
         self._table: np.ndarray | None = None
         self._tokenizer: Any = None
+        self._unknown: int | None = None
         self._lock = threading.Lock()
         self.dim = 0
 
@@ -400,6 +401,9 @@ class StaticEmbedder:
                 tokenizer.no_padding()
                 tokenizer.no_truncation()
                 self._tokenizer = tokenizer
+                self._unknown = tokenizer.token_to_id(
+                    "[UNK]"
+                )  # emoji and unseen scripts: no meaning, skipped
                 self.dim = int(table.shape[1])
                 self._table = table
             return self._table
@@ -410,7 +414,7 @@ class StaticEmbedder:
         if not texts:
             return out
         for i, enc in enumerate(self._tokenizer.encode_batch(list(texts), add_special_tokens=False)):
-            ids = [t for t in enc.ids[: self.max_tokens] if 0 <= t < table.shape[0]]
+            ids = [t for t in enc.ids[: self.max_tokens] if 0 <= t < table.shape[0] and t != self._unknown]
             if ids:
                 out[i] = table[ids].mean(axis=0)  # no known token: a zero row, cosine 0 with everything
         return out

@@ -28,11 +28,14 @@ def test_the_default_embedder_is_the_shipped_static_table(monkeypatch, tmp_path)
 def test_static_vectors_put_related_texts_nearer():
     e = emb.StaticEmbedder()
     v = emb.unit_matrix(
-        e.embed(["my cat likes to sleep", "the kitten naps all day", "quarterly tax filing deadline", ""]), 4
+        e.embed(
+            ["my cat likes to sleep", "the kitten naps all day", "quarterly tax filing deadline", "", "🐱🐶"]
+        ),
+        5,
     )
-    assert v.shape == (4, 128)
+    assert v.shape == (5, 128)
     assert float(v[0] @ v[1]) > float(v[0] @ v[2]) + 0.1
-    assert not v[3].any()  # no token: a zero row, cosine 0 with everything
+    assert not v[3].any() and not v[4].any()  # no known token: a zero row, cosine 0 with everything
 
 
 def test_a_table_that_fails_its_checksum_does_not_load(tmp_path, caplog):
