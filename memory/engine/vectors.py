@@ -328,7 +328,13 @@ def dense_hits(*, agent_id: str, query: str, k: int) -> DenseScores | None:
         if embedder is None:
             return None
         q = embed_query(embedder, query)
-        matrix = agent_matrix(agent_id, _model(embedder))
+        if (
+            connection.in_atomic_block
+        ):  # a failed read (no table on an old database) must not spoil the caller's
+            with transaction.atomic():
+                matrix = agent_matrix(agent_id, _model(embedder))
+        else:
+            matrix = agent_matrix(agent_id, _model(embedder))
         if matrix.matrix.shape[0] == 0:
             return None
         return DenseScores(nearest(matrix, q, k), matrix, q)

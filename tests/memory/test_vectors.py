@@ -273,3 +273,17 @@ def test_default_weights_use_vectors_when_an_embedder_is_attached(themes):
     assert ids(engine.search(agent_id=A, query="feline", touch=False)) == [cat]
     emb.set_memory_embedder(None)
     assert engine.search(agent_id=A, query="feline", touch=False) == []
+
+
+def test_a_database_without_the_vector_table_still_writes_and_searches(themes):
+    """An old database before migration 0019: writes succeed, search is lexical, nothing raises."""
+    from django.db import connection, transaction
+
+    with connection.cursor() as cur:
+        cur.execute("DROP TABLE memory_vector")
+    vectors._logged.clear()
+    r = engine.store(agent_id=A, content="cat on the mat")
+    assert r.outcome == "stored"
+    with transaction.atomic():  # inside a caller's transaction too
+        assert ids(engine.search(agent_id=A, query="cat", weights=VEC, touch=False)) == [r.id]
+        assert engine.search(agent_id=A, query="feline", weights=VEC, touch=False) == []
