@@ -118,6 +118,38 @@ def write_vectors(*, agent_id: str, items: Iterable[tuple[str, str]]) -> int:
         return 0
 
 
+@dataclass(frozen=True)
+class Pending:
+    """A vector computed before a write's transaction, inserted inside it (``insert_pending``)."""
+
+    model: str
+    vector: np.ndarray
+
+
+def embed_for_write(text: str) -> Pending | None:
+    """The vector of a memory about to be written, computed outside the write lock; None when vectors are off
+    or the embedder failed (logged once; the backfill adds it later). Never raises."""
+    try:
+        embedder = memory_embedder()
+        if embedder is None:
+            return None
+        return Pending(_model(embedder), embed_passages(embedder, [text])[0])
+    except Exception:  # noqa: BLE001 - vectors are optional: the write goes on without one
+        log_once("write", "memory vectors were not written (the backfill will add them)")
+        return None
+
+
+def insert_pending(agent_id: str, memory_id: str, pending: Pending | None) -> None:
+    """Insert a pending vector inside the write's transaction (one commit for the row and its vector), under a
+    savepoint: a failure (no table on an old database) is logged once and leaves the write whole."""
+    if pending is None:
+        return
+    try:
+        _insert(agent_id, pending.model, [memory_id], pending.vector[None, :])
+    except Exception:  # noqa: BLE001 - the savepoint rolled the insert back; the memory row stays
+        log_once("write", "memory vectors were not written (the backfill will add them)")
+
+
 @dataclass
 class BackfillReport:
     model: str = ""

@@ -81,8 +81,9 @@ def store(
         ingested_at=t,
         session_id=session_id,
     )
-    result = _store_plain(values, verdict=verdict, protect=protect, quota=quota, actor=actor)
-    return _with_vector(result, agent_id, content)
+    # embedded outside the write lock, inserted in the write's transaction (one commit for row and vector)
+    pending = vectors.embed_for_write(content) if not (verdict and verdict.blocked) else None
+    return _store_plain(values, verdict=verdict, protect=protect, quota=quota, actor=actor, vector=pending)
 
 
 def _with_vector(result: StoreResult, agent_id: str, content: str) -> StoreResult:
@@ -100,6 +101,7 @@ def _store_plain(
     protect: bool,
     quota: tuple[str, int] | None,
     actor: str,
+    vector: vectors.Pending | None = None,
 ) -> StoreResult:
     if verdict is not None and verdict.blocked:
         if quota is not None:
@@ -113,16 +115,20 @@ def _store_plain(
             origin=values["origin"],
         )
     if protect:
-        return guarded_plain(
+        result = guarded_plain(
             values,
             hold=verdict.hold_reason if verdict else "",
             hold_extra=verdict.hold_extra if verdict else None,
             quota=quota,
         )
+        if result.id == values["id"] and result.outcome in ("stored", "quarantined"):
+            vectors.insert_pending(values["agent_id"], values["id"], vector)
+        return result
     if quota is not None:
         consume_quota(agent_id=values["agent_id"], kind=quota[0], limit=quota[1])
     rawsql.insert(Memory, values)
     c.ensure_agent(values["agent_id"], bump_generation=False)
+    vectors.insert_pending(values["agent_id"], values["id"], vector)
     return StoreResult(values["id"], "stored")
 
 
