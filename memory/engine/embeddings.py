@@ -187,12 +187,22 @@ def memory_embedder_path() -> str:
     from memory import config
 
     path = config._path()
-    data = config._read(path) if path.exists() else None
-    section = (data or {}).get("retrieval")
-    if isinstance(section, dict) and isinstance(section.get("embedder"), str):
-        value = section["embedder"].strip()
-        return "" if value.lower() in OFF else value
-    return DEFAULT_MEMORY_EMBEDDER
+    try:
+        stamp = (str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return DEFAULT_MEMORY_EMBEDDER
+    if _path_cache.get("stamp") != stamp:  # read the file again only when it changed (every write asks)
+        data = config._read(path)
+        section = (data or {}).get("retrieval")
+        value = DEFAULT_MEMORY_EMBEDDER
+        if isinstance(section, dict) and isinstance(section.get("embedder"), str):
+            value = section["embedder"].strip()
+            value = "" if value.lower() in OFF else value
+        _path_cache.update(stamp=stamp, value=value)
+    return str(_path_cache["value"])
+
+
+_path_cache: dict[str, Any] = {}
 
 
 _memory_attached: dict[str, Embedder | None] = {}
