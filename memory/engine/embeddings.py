@@ -101,6 +101,8 @@ def active_embedder() -> tuple[Embedder | None, int]:
     settings = graph_settings()
     if not settings.embed_seed:
         return None, settings.embed_top_k
+    if not settings.embedder:  # no [graph] embedder of its own: the memory embedder (issue 17)
+        return memory_embedder(), settings.embed_top_k
     return _load(settings.embedder), settings.embed_top_k
 
 

@@ -68,3 +68,12 @@ def test_the_default_embedder_missing_its_files_means_no_vectors(monkeypatch, tm
     with caplog.at_level(logging.WARNING, logger="memdesk.embeddings"):
         assert emb.memory_embedder() is None
     assert "did not load" in caplog.text
+
+
+def test_graph_embedding_seeding_without_its_own_embedder_uses_the_memory_embedder(monkeypatch, tmp_path):
+    (tmp_path / "memdesk.toml").write_text("[graph]\nembed_seed = true\n")
+    monkeypatch.setenv("MEMDESK_CONFIG", str(tmp_path / "memdesk.toml"))
+    emb.reset_embedder()
+    static = emb.static_minilm()
+    emb.set_memory_embedder(static)
+    assert emb.active_embedder()[0] is static
