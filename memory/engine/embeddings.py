@@ -18,7 +18,8 @@ import importlib
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -216,6 +217,18 @@ def set_memory_embedder(embedder: Embedder | None) -> None:
     if embedder is not None and not isinstance(embedder, Embedder):
         raise TypeError("an embedder needs a model_name and embed(texts)")
     _memory_attached["embedder"] = embedder
+
+
+@contextmanager
+def memory_embedder_off() -> Iterator[None]:
+    """Vectors off inside the block (whatever is attached or configured), as before afterwards."""
+    saved = dict(_memory_attached)
+    _memory_attached["embedder"] = None
+    try:
+        yield
+    finally:
+        _memory_attached.clear()
+        _memory_attached.update(saved)
 
 
 def reset_memory_embedder() -> None:
