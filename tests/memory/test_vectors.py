@@ -287,3 +287,16 @@ def test_a_database_without_the_vector_table_still_writes_and_searches(themes):
     with transaction.atomic():  # inside a caller's transaction too
         assert ids(engine.search(agent_id=A, query="cat", weights=VEC, touch=False)) == [r.id]
         assert engine.search(agent_id=A, query="feline", weights=VEC, touch=False) == []
+
+
+def test_the_backfill_job_embeds_the_missing_rows(themes):
+    from memory import tasks
+
+    emb.set_memory_embedder(None)
+    mid = engine.store(agent_id=A, content="cat").id
+    emb.set_memory_embedder(themes)
+    assert tasks.vectors_backfill(A) == {
+        "model": "test/themes-v2", "embedded": 1, "batches": 1, "remaining": 0, "failed": False
+    }  # fmt: skip
+    assert MemoryVector.objects.filter(memory_id=mid).exists()
+    assert "vectors_backfill" in tasks.JOBS
