@@ -89,8 +89,9 @@ bench: install
 INJECTION_DATA ?= ../shared/data/injection/train.jsonl
 
 # Retrieval quality (issue 17): LongMemEval and MADial-Bench stored through engine.store, recall@5/10 and NDCG@10
-# per question type for the engine, BM25 and (with the embeddings extra) dense MiniLM, on a dev and a held-out
-# split. RETRIEVAL_DATA: the data folder (never in the repo); `EVAL_ARGS=--per-split 20` for a quick run.
+# per question type for the engine (with and without memory vectors), BM25 and dense retrieval (the default
+# memory embedder; `EVAL_ARGS=--dense e5` after `make vectors-e5`), on a dev and a held-out split.
+# RETRIEVAL_DATA: the data folder (never in the repo); `EVAL_ARGS=--per-split 20` for a quick run.
 RETRIEVAL_DATA ?= ../shared/data/retrieval
 
 eval-retrieval: install

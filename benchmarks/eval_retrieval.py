@@ -8,8 +8,11 @@ Two baselines rank the same texts in the same run:
 
 * ``bm25``: Okapi BM25 (``rank_bm25.BM25Okapi``, k1=1.5, b=0.75) over the engine's own text units (NFKC, lower
   case, words, CJK bigrams), so only the scoring differs from the engine's lexical side;
-* ``dense``: cosine over all-MiniLM-L6-v2 vectors (the optional ``embeddings`` extra), when it is installed
-  (``--dense none`` turns it off; without the extra the JSON says it was not run).
+* ``dense``: cosine over the vectors of an embedder: by default the default memory embedder (the static table in
+  the repository), ``--dense e5`` / ``minilm`` / ``module:factory`` for another, ``--dense none`` for none.
+
+With a dense embedder the engine writes and searches memory vectors with the same embedder (``--vectors on``,
+the default; one text cache serves both), and ``engine-novec`` ranks without vectors in the same run.
 
 Data (never in the repository; ``--data``, default ``../shared/data/retrieval``, schemas in its SOURCES.md):
 
