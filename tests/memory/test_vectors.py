@@ -300,3 +300,15 @@ def test_the_backfill_job_embeds_the_missing_rows(themes):
     }  # fmt: skip
     assert MemoryVector.objects.filter(memory_id=mid).exists()
     assert "vectors_backfill" in tasks.JOBS
+
+
+def test_batch_writes_get_their_vectors(themes):
+    results = engine.store_temporal_many(
+        agent_id=A,
+        facts=[
+            {"content": "tom is a cat", "subject": "tom", "predicate": "is_a", "object": "cat"},
+            {"content": "rex is a dog", "subject": "rex", "predicate": "is_a", "object": "dog"},
+        ],
+    )
+    assert {r.outcome for r in results} == {"stored"}
+    assert set(MemoryVector.objects.values_list("memory_id", flat=True)) == {r.id for r in results}
