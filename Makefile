@@ -7,7 +7,7 @@ PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 STAMP := $(VENV)/.installed
 
-.PHONY: run serve worker install install-test test test-fast test-pg test-slow test-embeddings bench eval-injection eval-retrieval train-injection lint migrate demo browser-deps clean
+.PHONY: run serve worker install install-test test test-fast test-pg test-slow test-embeddings vectors-e5 vectors-onnx backfill-vectors bench eval-injection eval-retrieval train-injection lint migrate demo browser-deps clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -64,6 +64,20 @@ $(EMB_STAMP): pyproject.toml $(STAMP)
 test-embeddings: $(EMB_STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q -m embeddings $(PYTEST_ARGS)
 
+# Memory vectors (issue 17). The default embedder is the static one shipped in the repo (no extra install).
+# Other embedders are one target away; then set `[retrieval] embedder` in memdesk.toml (or MEMDESK_EMBEDDER) and
+# run `make backfill-vectors` for the rows written before (idempotent; resumes where it stopped).
+vectors-e5: install
+	$(BIN)/pip install -q -e '.[vectors-e5]'
+	@echo 'now set [retrieval] embedder = "memory.engine.embeddings:e5_small" and run: make backfill-vectors'
+
+vectors-onnx: install
+	$(BIN)/pip install -q -e '.[vectors-onnx]'
+	@echo 'now set [retrieval] embedder = "memory.engine.embeddings:minilm_onnx" and run: make backfill-vectors'
+
+backfill-vectors: install
+	$(BIN)/python manage.py backfill_vectors
+
 # `make bench BENCH_ARGS=--quick` for 10k memories only (see benchmarks/run_all.py --help).
 bench: install
 	@mkdir -p var/bench
@@ -75,8 +89,9 @@ bench: install
 INJECTION_DATA ?= ../shared/data/injection/train.jsonl
 
 # Retrieval quality (issue 17): LongMemEval and MADial-Bench stored through engine.store, recall@5/10 and NDCG@10
-# per question type for the engine, BM25 and (with the embeddings extra) dense MiniLM, on a dev and a held-out
-# split. RETRIEVAL_DATA: the data folder (never in the repo); `EVAL_ARGS=--per-split 20` for a quick run.
+# per question type for the engine (with and without memory vectors), BM25 and dense retrieval (the default
+# memory embedder; `EVAL_ARGS=--dense e5` after `make vectors-e5`), on a dev and a held-out split.
+# RETRIEVAL_DATA: the data folder (never in the repo); `EVAL_ARGS=--per-split 20` for a quick run.
 RETRIEVAL_DATA ?= ../shared/data/retrieval
 
 eval-retrieval: install

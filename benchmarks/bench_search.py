@@ -187,6 +187,162 @@ def measure_session(
     ]
 
 
+VECTOR_GOAL_P50_MS = 25.0
+VECTOR_GOAL_VS_OFF = 2.0
+
+
+class BenchEmbedder:
+    """The real embedder's query side, with stand-in passage vectors: hashed pseudo-random unit vectors of the
+    real dimension. The search cost (query embedding, matrix product, fusion, row reads) is the real one; only
+    the stored vectors' content differs, so 100k rows need no hour of embedding. The real embedder's
+    passage throughput is measured on its own (``backfill_rate``)."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.model_name = f"{real.model_name}#bench"
+        self.dim = int(getattr(real, "dim", 384))
+
+    def embed(self, texts: list[str]) -> Any:
+        import hashlib
+
+        import numpy as np
+
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            seed = int.from_bytes(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little")
+            out[i] = np.random.default_rng(seed).standard_normal(self.dim)
+        return out
+
+    def embed_query(self, texts: list[str]) -> Any:
+        fn = getattr(self.real, "embed_query", None) or self.real.embed
+        return fn(texts)
+
+
+def load_embedder(path: str | None = None) -> Any:
+    from memory.engine import embeddings
+
+    embedder = embeddings._load(path or embeddings.DEFAULT_MEMORY_EMBEDDER)
+    if callable(getattr(embedder, "load", None)):
+        embedder.load()
+    return embedder
+
+
+def measure_vectors(
+    *, n_label: int, n_rows: int, real: Any, rounds: int = 10, backfill_rows: int = 1024
+) -> list[dict[str, Any]]:
+    """Search p50/p95 with vectors on (default weights, the agent's matrix cached) vs off (w_vec = w_vec_rank
+    = 0), alternating query by query; the stand-in backfill of every row first; then the real embedder's
+    backfill rate on ``backfill_rows`` rows (issue 17)."""
+    from corpus import queries
+
+    from memory import engine
+    from memory.engine import embeddings, vectors
+    from memory.engine.types import RetrievalWeights
+
+    bench = BenchEmbedder(real)
+    t0 = time.perf_counter()
+    filled = vectors.backfill(agent_id=AGENT, embedder=bench, batch_size=2_000)
+    stand_in_seconds = time.perf_counter() - t0
+    embeddings.set_memory_embedder(bench)
+    on, off = RetrievalWeights(), RetrievalWeights(w_vec=0.0, w_vec_rank=0.0)
+    qs = queries()
+    t0 = time.perf_counter()
+    engine.search(agent_id=AGENT, query=qs[0][1], limit=LIMIT, weights=on)
+    cold_ms = (time.perf_counter() - t0) * 1000
+    for _, q in qs:
+        engine.search(agent_id=AGENT, query=q, limit=LIMIT, weights=on)
+    times: dict[str, list[float]] = {"on": [], "off": []}
+    embed_ms: list[float] = []
+    for _ in range(rounds):
+        for _, q in qs:
+            for name, w in (("on", on), ("off", off)):
+                t0 = time.perf_counter()
+                engine.search(agent_id=AGENT, query=q, limit=LIMIT, weights=w)
+                times[name].append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            vectors.embed_query(real, q)
+            embed_ms.append((time.perf_counter() - t0) * 1000)
+    embeddings.set_memory_embedder(None)
+    t0 = time.perf_counter()
+    rate = vectors.backfill(
+        agent_id=AGENT, embedder=real, batch_size=256, max_batches=max(1, backfill_rows // 256)
+    )
+    rate_s = time.perf_counter() - t0
+    p50_on, p50_off = percentile(times["on"], 50), percentile(times["off"], 50)
+    p95_on, p95_off = percentile(times["on"], 95), percentile(times["off"], 95)
+    goal = f"<= {VECTOR_GOAL_P50_MS:.0f} ms and <= {VECTOR_GOAL_VS_OFF:.0f}x off"
+    common = {"rows": n_rows, "vectors": filled.embedded, "model": str(real.model_name)}
+    return [
+        result(
+            "search_vectors_p50",
+            n_label,
+            p50_on,
+            "ms",
+            p50_off,
+            goal,
+            p50_on <= VECTOR_GOAL_P50_MS and p50_on <= VECTOR_GOAL_VS_OFF * p50_off,
+            query_embed_p50_ms=round(percentile(embed_ms, 50), 3),
+            first_search_ms=round(cold_ms, 1),
+            **common,
+        ),
+        result(
+            "search_vectors_p95",
+            n_label,
+            p95_on,
+            "ms",
+            p95_off,
+            f"<= {VECTOR_GOAL_VS_OFF:.0f}x off",
+            p95_on <= VECTOR_GOAL_VS_OFF * p95_off,
+            **common,
+        ),
+        result(
+            "backfill_rate",
+            n_label,
+            rate.embedded / rate_s if rate_s else 0.0,
+            "rows/s",
+            filled.embedded / stand_in_seconds if stand_in_seconds else None,
+            "informational (baseline: the stand-in embedder, i.e. the database side alone)",
+            None,
+            embedded=rate.embedded,
+            **common,
+        ),
+    ]
+
+
+def measure_write(*, real: Any, n: int = 200) -> list[dict[str, Any]]:
+    """Plain-memory write throughput with embedding at write time on vs off, alternating write by write."""
+    from corpus import corpus_items
+
+    from memory import engine
+    from memory.engine import embeddings
+
+    items = [
+        i for i in corpus_items(start=900_000, stop=900_000 + 4 * n, n_keys=50, seed=7) if i.kind != "fact"
+    ]
+    times: dict[str, list[float]] = {"on": [], "off": []}
+    for k, item in enumerate(items[: 2 * n]):
+        name = "on" if k % 2 else "off"
+        embeddings.set_memory_embedder(real if name == "on" else None)
+        t0 = time.perf_counter()
+        engine.store(agent_id="bench-writes", **item.args)
+        times[name].append(time.perf_counter() - t0)
+    embeddings.set_memory_embedder(None)
+    on = len(times["on"]) / sum(times["on"]) if times["on"] else 0.0
+    off = len(times["off"]) / sum(times["off"]) if times["off"] else 0.0
+    return [
+        result(
+            "write_embedding_throughput",
+            len(times["on"]),
+            on,
+            "writes/s",
+            off,
+            "informational (baseline: the same writes without embedding)",
+            None,
+            model=str(real.model_name),
+        )
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     from build import Corpus
     from common import cleanup, machine, setup_django
@@ -194,12 +350,26 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10_000, help="corpus rows")
     ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument(
+        "--vectors",
+        default="",
+        metavar="EMBEDDER",
+        help="also measure search with vectors on vs off, write throughput and backfill rate with this"
+        " embedder (module:factory, or 'default')",
+    )
+    ap.add_argument("--only-vectors", action="store_true", help="skip the lexical and session figures")
     args = ap.parse_args(argv)
     db = setup_django()
     try:
         rows = Corpus(db).grow_to(args.n)
-        out = measure(engine_db=db, n_label=args.n, n_rows=rows, rounds=args.rounds)
-        out += measure_session(n_label=args.n, n_rows=rows)
+        out = []
+        if not args.only_vectors:
+            out += measure(engine_db=db, n_label=args.n, n_rows=rows, rounds=args.rounds)
+            out += measure_session(n_label=args.n, n_rows=rows)
+        if args.vectors:
+            real = load_embedder(None if args.vectors == "default" else args.vectors)
+            out += measure_vectors(n_label=args.n, n_rows=rows, real=real)
+            out += measure_write(real=real)
         json.dump({"machine": machine(), "results": out}, sys.stdout, indent=2)
         print()
     finally:

@@ -38,6 +38,9 @@ def setup_django(db_dir: str | None = None, *, keep: bool = False) -> Path:
     os.environ["MEMDESK_SQLITE_PATH"] = str(db_path)
     os.environ["MEMDESK_VAR_DIR"] = str(base)
     os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
+    # Memory vectors off while corpora are built (embedding 100k writes would dominate every figure); the
+    # vector benchmarks attach their embedder explicitly (``embeddings.set_memory_embedder``).
+    os.environ.setdefault("MEMDESK_EMBEDDER", "off")
     import django
 
     django.setup()

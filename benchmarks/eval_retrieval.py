@@ -8,8 +8,11 @@ Two baselines rank the same texts in the same run:
 
 * ``bm25``: Okapi BM25 (``rank_bm25.BM25Okapi``, k1=1.5, b=0.75) over the engine's own text units (NFKC, lower
   case, words, CJK bigrams), so only the scoring differs from the engine's lexical side;
-* ``dense``: cosine over all-MiniLM-L6-v2 vectors (the optional ``embeddings`` extra), when it is installed
-  (``--dense none`` turns it off; without the extra the JSON says it was not run).
+* ``dense``: cosine over the vectors of an embedder: by default the default memory embedder (the static table in
+  the repository), ``--dense e5`` / ``minilm`` / ``module:factory`` for another, ``--dense none`` for none.
+
+With a dense embedder the engine writes and searches memory vectors with the same embedder (``--vectors on``,
+the default; one text cache serves both), and ``engine-novec`` ranks without vectors in the same run.
 
 Data (never in the repository; ``--data``, default ``../shared/data/retrieval``, schemas in its SOURCES.md):
 
@@ -276,21 +279,34 @@ class BM25:
 
 
 class Dense:
-    """Exact cosine over an embedder's unit vectors (vectors cached by text for the whole run)."""
+    """Exact cosine over an embedder's unit vectors (vectors cached by text for the whole run). Queries go
+    through the embedder's query side when it has one (E5's ``query:`` prefix)."""
 
     def __init__(self, embedder: Any) -> None:
         self.embedder = embedder
         self.cache: dict[str, Any] = {}
+        self.query_cache: dict[str, Any] = {}
 
-    def vectors(self, texts: list[str]) -> Any:
+    def _vectors(self, texts: list[str], cache: dict[str, Any], fn: Callable[[list[str]], Any]) -> Any:
         import numpy as np
 
-        todo = sorted({t for t in texts if t not in self.cache})
-        for start in range(0, len(todo), 512):
-            part = todo[start : start + 512]
-            for t, v in zip(part, self.embedder.embed(part), strict=True):
-                self.cache[t] = np.asarray(v, dtype=np.float32)
-        return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
+        from memory.engine.vectors import MAX_EMBED_CHARS
+
+        todo = sorted({t for t in texts if t not in cache})
+        for start in range(0, len(todo), 256):
+            part = todo[start : start + 256]
+            out = np.asarray(fn([t[:MAX_EMBED_CHARS] for t in part]), dtype=np.float32)
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+            for t, v in zip(part, out, strict=True):
+                cache[t] = v
+        return np.stack([cache[t] for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
+
+    def vectors(self, texts: list[str]) -> Any:
+        return self._vectors(texts, self.cache, self.embedder.embed)
+
+    def query_vectors(self, texts: list[str]) -> Any:
+        fn = getattr(self.embedder, "embed_query", None) or self.embedder.embed
+        return self._vectors(texts, self.query_cache, fn)
 
     def ranker(self, docs: list[Doc]) -> Callable[[str], list[str]]:
         import numpy as np
@@ -301,7 +317,7 @@ class Dense:
         def rank(query: str, k: int = K) -> list[str]:
             if not query.strip():
                 return []
-            q = self.vectors([query])[0]
+            q = self.query_vectors([query])[0]
             scores = mat @ q
             order = np.lexsort((np.arange(len(ids)), -scores))[:k]
             return [ids[i] for i in order]
@@ -309,33 +325,77 @@ class Dense:
         return rank
 
 
+class CachedEmbedder:
+    """The dense baseline's embedder as the engine's memory embedder, through the baseline's text cache: the
+    engine stores and searches the same vectors without embedding every text twice."""
+
+    def __init__(self, dense: Dense) -> None:
+        self.dense = dense
+        self.model_name = dense.embedder.model_name
+
+    def embed(self, texts: list[str]) -> Any:
+        return self.dense.vectors(list(texts))
+
+    def embed_query(self, texts: list[str]) -> Any:
+        return self.dense.query_vectors(list(texts))
+
+
+EMBEDDERS = {
+    "minilm": "memory.engine.embeddings:minilm",
+    "e5": "memory.engine.embeddings:e5_small",
+}
+
+
 def load_dense(choice: str) -> tuple[Dense | None, str]:
+    """``auto``: the default memory embedder if it loads, else MiniLM if the extra is installed, else none."""
     if choice == "none":
         return None, "not run (--dense none)"
-    try:
-        from memory.engine.embeddings import minilm
+    from memory.engine import embeddings
 
-        embedder = minilm()
-        embedder.load()
-    except (ImportError, OSError) as exc:
-        if choice == "minilm":
-            raise
-        return None, f"not run: the embeddings extra is not installed ({type(exc).__name__}: {exc})"
-    return Dense(embedder), embedder.model_name
+    paths = (
+        [EMBEDDERS.get(choice, choice)]
+        if choice != "auto"
+        else [
+            embeddings.DEFAULT_MEMORY_EMBEDDER,
+            EMBEDDERS["minilm"],
+        ]
+    )
+    errors = []
+    for path in paths:
+        try:
+            embedder = embeddings._load(path)
+            if callable(getattr(embedder, "load", None)):
+                embedder.load()
+        except (ImportError, OSError, ValueError) as exc:
+            if choice != "auto":
+                raise
+            errors.append(f"{path}: {type(exc).__name__}: {exc}")
+            continue
+        return Dense(embedder), str(embedder.model_name)
+    return None, "not run: no embedder installed (" + "; ".join(errors) + ")"
 
 
 class EngineSide:
     """Stores a conversation into a fresh agent with ``engine.store``; ranks with ``engine.search``."""
 
-    def __init__(self, variants: dict[str, dict[str, float]] | None = None) -> None:
-        """``variants``: name → RetrievalWeights fields changed from the defaults (``engine`` = the defaults)."""
+    def __init__(
+        self, variants: dict[str, dict[str, float]] | None = None, embedder: CachedEmbedder | None = None
+    ) -> None:
+        """``variants``: name → RetrievalWeights fields changed from the defaults (``engine`` = the defaults).
+        ``embedder``: the memory embedder the engine writes and searches vectors with (None: vectors off)."""
+        from memory.engine import embeddings
+
         self.variants = {"engine": {}} if variants is None else variants
+        embeddings.set_memory_embedder(embedder)
         self.count = 0
         self.store_seconds = 0.0
         self.search_ms: list[float] = []
 
     def ingest(self, conv: Conversation) -> tuple[str, dict[str, str]]:
         from memory import engine
+        from memory.engine import vectors
+
+        vectors.clear_cache()  # one agent per conversation: keep the process's matrices few
 
         self.count += 1
         agent = f"eval-{self.count:05d}"
@@ -435,6 +495,9 @@ def table(summary: dict[str, Any], retrievers: Sequence[str], metric: str = "r@1
     return "\n".join(lines)
 
 
+NOVEC = {"w_vec": 0.0, "w_vec_rank": 0.0}
+
+
 def parse_variants(specs: list[str]) -> dict[str, dict[str, float]]:
     """``["sess=w_session:0.5,w_graph:0"]`` → ``{"engine": {}, "sess": {"w_session": 0.5, "w_graph": 0.0}}``."""
     out: dict[str, dict[str, float]] = {"engine": {}}
@@ -453,7 +516,19 @@ def main(argv: list[str] | None = None) -> int:
         "--datasets", default=",".join(DATASETS), help=f"comma-separated, of {', '.join(DATASETS)}"
     )
     ap.add_argument("--per-split", type=int, default=None, help="quick run: at most N questions per split")
-    ap.add_argument("--dense", choices=("auto", "minilm", "none"), default="auto")
+    ap.add_argument(
+        "--dense",
+        default="auto",
+        help="dense baseline embedder: auto (the default memory embedder, else MiniLM), e5, minilm, none, or"
+        " module:factory",
+    )
+    ap.add_argument(
+        "--vectors",
+        choices=("on", "off"),
+        default="on",
+        help="on: the engine writes and searches vectors with the dense embedder (and 'engine-novec' ranks"
+        " without them in the same run); off: the engine is lexical + graph only",
+    )
     ap.add_argument(
         "--variant",
         action="append",
@@ -478,7 +553,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         dense, dense_name = load_dense(args.dense)
-        engine_side = EngineSide(parse_variants(args.variant))
+        variants = parse_variants(args.variant)
+        use_vectors = dense is not None and args.vectors == "on"
+        if use_vectors:
+            variants = {"engine": variants.pop("engine"), "engine-novec": NOVEC, **variants}
+        engine_side = EngineSide(variants, CachedEmbedder(dense) if use_vectors and dense else None)
         rows: list[dict[str, Any]] = []
         skipped: dict[str, Any] = {}
         for dataset in [d.strip() for d in args.datasets.split(",") if d.strip()]:
@@ -500,7 +579,11 @@ def main(argv: list[str] | None = None) -> int:
             "retrievers": {
                 "bm25": "rank_bm25.BM25Okapi over the engine's text units",
                 "dense": dense_name,
-                "engine": "engine.search(limit=10, touch=False), default RetrievalWeights",
+                "engine": "engine.search(limit=10, touch=False), default RetrievalWeights"
+                + (f", vectors of {dense_name}" if use_vectors else ", no vectors"),
+                "engine-novec": "the engine with w_vec = w_vec_rank = 0 (lexical + graph)"
+                if use_vectors
+                else None,
                 "variants": engine_side.variants,
             },
             "skipped": skipped,

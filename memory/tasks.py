@@ -76,6 +76,13 @@ def enqueue(name: str, *args: Any) -> Any:
     return async_task(f"memory.tasks.{name}", *args)
 
 
+def vectors_backfill(agent_id: str | None = None) -> dict[str, Any]:
+    """Embed the memories that have no vector of the active embedder (idempotent, resumable; issue 17)."""
+    from memory import engine
+
+    return engine.vectors_backfill(agent_id=agent_id).as_dict()
+
+
 def deliver_event(event_id: int) -> bool:
     """POST one outbound event to the webhook URL; retried with backoff until delivered or out of attempts."""
     from memory import delivery
@@ -167,6 +174,7 @@ def insights_sweep() -> dict[str, int]:
 
 
 JOBS = {
+    "vectors_backfill",
     "deliver_event",
     "quarantine_sweep",
     "dream_execute",

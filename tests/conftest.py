@@ -130,6 +130,34 @@ def login(client: Client, user) -> Client:
     return client
 
 
+# --- memory vectors (issue 17) -------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _memory_vectors_off_in_subprocesses():
+    """Servers the tests start (MCP over HTTP and stdio, workers) inherit the environment: vectors off there too."""
+    old = os.environ.get("MEMDESK_EMBEDDER")
+    os.environ["MEMDESK_EMBEDDER"] = "off"
+    yield
+    if old is None:
+        os.environ.pop("MEMDESK_EMBEDDER", None)
+    else:
+        os.environ["MEMDESK_EMBEDDER"] = old
+
+
+@pytest.fixture(autouse=True)
+def _memory_vectors_off():
+    """Memory vectors are off in every test unless it attaches an embedder (``set_memory_embedder``): the
+    default embedder, when installed, would otherwise embed every write of the suite."""
+    from memory.engine import embeddings, vectors
+
+    embeddings.set_memory_embedder(None)
+    vectors.clear_cache()
+    yield
+    embeddings.reset_memory_embedder()
+    vectors.clear_cache()
+
+
 # --- quarantine batches (the desk's tests and the audit log's) -------------------------------------------
 
 

@@ -238,10 +238,14 @@ from .types import (
     StoreResult,
     TooManyIds,
 )
+from .vectors import BackfillReport as VectorBackfillReport
+from .vectors import backfill as vectors_backfill
 from .verdicts import state_fingerprint, verdict_apply, verdict_undo
 from .writes import store, store_temporal
 
 __all__ = [
+    "VectorBackfillReport",
+    "vectors_backfill",
     "ERASE_ACTION",
     "REASSIGN_ACTION",
     "EraseResult",

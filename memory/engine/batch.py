@@ -20,7 +20,7 @@ from django.db import transaction
 from memory.models import FactWrite, Memory
 
 from . import common as c
-from . import rawsql
+from . import rawsql, vectors
 from .archive import same_text
 from .belief import believed_sql
 from .temporal import (
@@ -91,6 +91,13 @@ def store_temporal_many(
     results: list[StoreResult] = []
     for i in range(0, len(checked), CHUNK):
         results.extend(_write_chunk(agent_id, checked[i : i + CHUNK], t))
+    # the new rows' vectors, embedded in batches after the writes (a failure leaves them to the backfill)
+    vectors.write_vectors(
+        agent_id=agent_id,
+        items=[
+            (r.id, f.content) for r, f in zip(results, checked, strict=True) if r.outcome == "stored" and r.id
+        ],
+    )
     if results:
         with transaction.atomic():
             c.audit(

@@ -61,7 +61,7 @@ from memory.models import (
 from memory.models.memories import RETRACT_EVENTS
 
 from . import common as c
-from . import rawsql
+from . import rawsql, vectors
 from .graph.links import erase_links, reassign_links
 from .graph.names import normalize_entity
 from .provenance import check_origin, origin_class
@@ -437,6 +437,7 @@ def _erase(
         MemoryTier.objects.filter(memory_id__in=chunk).delete()
         FeedbackWeight.objects.filter(memory_id__in=chunk).delete()
         Feedback.objects.filter(agent_id=agent_id, memory_id__in=chunk).delete()
+        vectors.delete_for(chunk)
     counts["memories"] = n
     counts["memory_entities"] = erase_links(agent_id=agent_id, memory_ids=ids, name=norm or None)
 

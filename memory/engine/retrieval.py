@@ -13,7 +13,7 @@ from django.db.models import Count, F, Q
 from memory.models import LAYERS, Memory
 
 from . import common as c
-from . import graph, text, timeparse
+from . import graph, text, timeparse, vectors
 from .belief import NOT_RETRACTED, RETRACTED, current_q, current_sql
 from .reinforce import feedback_weights, reinforcement
 from .types import InvalidArgument, MemoryRecord, NotFound, RetrievalWeights, SearchHit
@@ -162,13 +162,19 @@ def score(
     cosine: float = 0.0,
     feedback: float = 0.0,
     session: float = 0.0,
+    dense_pos: int | None = None,
 ) -> float:
     """R2. ``pos`` is the FTS position; None for a graph-only hit (G4), which gets no full-text term.
     ``feedback`` is the memory's feedback weight (SPEC B9), added as ``w_feedback · feedback``; ``session`` the
-    share of a neighbouring hit's full-text term (already weighted by ``w_session``, see ``_session_expand``)."""
+    share of a neighbouring hit's full-text term (already weighted by ``w_session``, see ``_session_expand``).
+    ``cosine`` is the dense similarity to the query and ``dense_pos`` the row's position in the dense ranking
+    (None: not in the dense top), the vector side's rank term ``w_vec_rank/(1+dense_pos)`` mirroring the
+    full-text one (see ``memory.engine.vectors``)."""
     fts = 0.0 if pos is None else w.w_fts / (1 + pos)
     base = w.w_recency * recency(m, at) + w.w_importance * (m.importance / 10.0) + fts
     base += w.w_graph * ppr + w.w_vec * cosine + w.w_feedback * feedback + session
+    if dense_pos is not None:
+        base += w.w_vec_rank / (1 + dense_pos)
     return base * ((1 - w.w_trust) + w.w_trust * m.origin_trust)
 
 
@@ -201,7 +207,10 @@ def search(
     n = max(limit * 3, 30) if not intervals else max(limit * 10, TIME_POOL)
     candidates = _fts_candidates(agent_id, query, n, at, layer, tag_list)
     ppr = graph.graph_scores(agent_id=agent_id, query=query, at=at) if w.w_graph > 0 else None
-    if ppr is None:  # no triples, no seeds or w_graph = 0: FTS-only, exactly as before the graph (G2)
+    dense = _dense(agent_id, query, w, max(limit * 3, 30))
+    if (
+        ppr is None and dense is None
+    ):  # no triples/seeds/w_graph, no vectors: FTS-only, as before the graph (G2)
         fb = feedback_weights([m.id for m in candidates]) if w.w_feedback else {}
         entries: list[Entry] = [
             (score(m, pos, at, w, feedback=fb.get(m.id, 0.0)), pos, pos, m, 0.0, fb.get(m.id, 0.0))
@@ -209,7 +218,7 @@ def search(
         ]
         entries.sort(key=lambda t: (-t[0], t[1]))
     else:
-        entries = _fuse(agent_id, candidates, ppr, at, w, layer, tag_list)
+        entries = _fuse(agent_id, candidates, ppr, at, w, layer, tag_list, dense)
     if w.w_session > 0 and entries:
         entries = _session_expand(agent_id, entries, at, w, limit, layer, tag_list)
     if w.w_link > 0 and entries:
@@ -225,18 +234,29 @@ def search(
     return hits
 
 
+def _dense(agent_id: str, query: str, w: RetrievalWeights, k: int) -> vectors.DenseScores | None:
+    """The dense side of a query (None: vectors off, no embedder, no vectors yet, or it failed)."""
+    if w.w_vec <= 0 and w.w_vec_rank <= 0:
+        return None
+    return vectors.dense_hits(agent_id=agent_id, query=query, k=k)
+
+
 def _fuse(
     agent_id: str,
     candidates: list[Memory],
-    ppr: graph.GraphScores,
+    ppr: graph.GraphScores | None,
     at: datetime,
     w: RetrievalWeights,
     layer: str | None,
     tags: list[str],
+    dense: vectors.DenseScores | None = None,
 ) -> list[Entry]:
-    """G4: candidates get ``+ w_graph·ppr``; up to 3 memories of the PPR top 5 that FTS missed join them."""
+    """G4: candidates get ``+ w_graph·ppr``; up to 3 memories of the PPR top 5 that FTS missed join them.
+    Vectors (R2): every candidate gets ``w_vec·cosine``, the dense top ``w_vec_rank/(1+dense position)``, and
+    the dense top's rows that FTS missed join the candidates (all of them read through the current filter)."""
     seen = {m.id for m in candidates}
-    missed = [mid for mid in ppr.top if mid not in seen]
+    missed = [mid for mid in ppr.top if mid not in seen] if ppr is not None else []
+    dense_missed = [mid for mid, _ in dense.top if mid not in seen] if dense is not None else []
     extra: list[Memory] = []
     if missed:
         # one raw statement by primary key (``+m.agent_id``: see _sqlite_ranked_prefix); the ORM's query
@@ -255,12 +275,28 @@ def _fuse(
             extra.append(m)
             if len(extra) >= graph.MAX_GRAPH_ONLY:
                 break
+    if dense_missed:
+        extra += _dense_rows(
+            [i for i in dense_missed if i not in {m.id for m in extra}], agent_id, at, layer, tags
+        )
     ids = [m.id for m in (*candidates, *extra)]
-    graph_score = dict(zip(ids, ppr.get_many(ids), strict=True))  # one lookup for every candidate
+    graph_score = (
+        dict(zip(ids, ppr.get_many(ids), strict=True)) if ppr is not None else dict.fromkeys(ids, 0.0)
+    )
+    cos, dpos = vectors.dense_terms(dense, ids)
     fb = feedback_weights(ids) if w.w_feedback else {}
     entries: list[Entry] = [
         (
-            score(m, pos, at, w, ppr=graph_score[m.id], feedback=fb.get(m.id, 0.0)),
+            score(
+                m,
+                pos,
+                at,
+                w,
+                ppr=graph_score[m.id],
+                feedback=fb.get(m.id, 0.0),
+                cosine=cos.get(m.id, 0.0),
+                dense_pos=dpos.get(m.id),
+            ),
             pos,
             pos,
             m,
@@ -271,7 +307,16 @@ def _fuse(
     ]
     entries += [
         (
-            score(m, None, at, w, ppr=graph_score[m.id], feedback=fb.get(m.id, 0.0)),
+            score(
+                m,
+                None,
+                at,
+                w,
+                ppr=graph_score[m.id],
+                feedback=fb.get(m.id, 0.0),
+                cosine=cos.get(m.id, 0.0),
+                dense_pos=dpos.get(m.id),
+            ),
             len(candidates) + k,
             None,
             m,
@@ -282,6 +327,27 @@ def _fuse(
     ]
     entries.sort(key=lambda t: (-t[0], t[1]))
     return entries
+
+
+def _dense_rows(
+    ids: list[str], agent_id: str, at: datetime, layer: str | None, tags: list[str]
+) -> list[Memory]:
+    """The dense hits FTS missed that are current, not quarantined, of this agent and pass the filters, in
+    the dense order (one statement by primary key)."""
+    if not ids:
+        return []
+    marks = ", ".join(["%s"] * len(ids))
+    sql = f"SELECT {ROW_SQL} FROM memories m WHERE m.id IN ({marks}) AND +m.agent_id = %s AND {current_sql()}"
+    if connection.vendor == "postgresql":
+        sql = sql.replace("+m.agent_id", "m.agent_id")
+    rows = {m.id: m for m in Memory.objects.raw(sql, [*ids, agent_id, at, at])}
+    return [
+        m
+        for m in (rows.get(i) for i in ids)
+        if m is not None
+        and not (layer and m.layer != layer)
+        and not (tags and not set(tags) <= set(m.tags or []))
+    ]
 
 
 def _session_expand(

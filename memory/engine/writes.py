@@ -12,7 +12,7 @@ from typing import Any
 from memory.models import Memory
 
 from . import common as c
-from . import rawsql
+from . import rawsql, vectors
 from .graph.links import link_memory
 from .guard.protected import guarded_plain, guarded_write
 from .guard.scan import ScanVerdict, record_drop, scan_write
@@ -82,7 +82,16 @@ def store(
         ingested_at=t,
         session_id=session_id,
     )
-    return _store_plain(values, verdict=verdict, protect=protect, quota=quota, actor=actor)
+    # embedded outside the write lock, inserted in the write's transaction (one commit for row and vector)
+    pending = vectors.embed_for_write(content) if not (verdict and verdict.blocked) else None
+    return _store_plain(values, verdict=verdict, protect=protect, quota=quota, actor=actor, vector=pending)
+
+
+def _with_vector(result: StoreResult, agent_id: str, content: str) -> StoreResult:
+    """After the write committed: embed the stored row (SPEC R2 vectors); a failure leaves it to the backfill."""
+    if result.id and result.outcome in ("stored", "quarantined"):
+        vectors.write_vectors(agent_id=agent_id, items=[(result.id, content)])
+    return result
 
 
 @c.write_transaction
@@ -93,6 +102,7 @@ def _store_plain(
     protect: bool,
     quota: tuple[str, int] | None,
     actor: str,
+    vector: vectors.Pending | None = None,
 ) -> StoreResult:
     if verdict is not None and verdict.blocked:
         if quota is not None:
@@ -106,17 +116,21 @@ def _store_plain(
             origin=values["origin"],
         )
     if protect:
-        return guarded_plain(
+        result = guarded_plain(
             values,
             hold=verdict.hold_reason if verdict else "",
             hold_extra=verdict.hold_extra if verdict else None,
             quota=quota,
         )
+        if result.id == values["id"] and result.outcome in ("stored", "quarantined"):
+            vectors.insert_pending(values["agent_id"], values["id"], vector)
+        return result
     if quota is not None:
         consume_quota(agent_id=values["agent_id"], kind=quota[0], limit=quota[1])
     rawsql.insert(Memory, values)
     c.ensure_agent(values["agent_id"], bump_generation=False)
     link_memory(agent_id=values["agent_id"], memory_id=values["id"], content=values["content"])
+    vectors.insert_pending(values["agent_id"], values["id"], vector)
     return StoreResult(values["id"], "stored")
 
 
@@ -170,11 +184,13 @@ def store_temporal(
     if quota is not None:
         check_quota(agent_id=fact.agent_id, kind=quota[0], limit=quota[1])
     if not protect:
-        return _counted(fact, quota) if quota is not None else write_fact(fact)
+        result = _counted(fact, quota) if quota is not None else write_fact(fact)
+        return _with_vector(result, fact.agent_id, fact.content)
     verdict = scan_write(fact.content, fact.subject, fact.predicate, fact.object)
     if verdict.blocked:
         return _drop(fact, verdict, quota=quota, actor=actor)
-    return guarded_write(fact, hold=verdict.hold_reason, hold_extra=verdict.hold_extra, quota=quota)
+    result = guarded_write(fact, hold=verdict.hold_reason, hold_extra=verdict.hold_extra, quota=quota)
+    return _with_vector(result, fact.agent_id, fact.content)
 
 
 @c.write_transaction

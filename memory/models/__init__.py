@@ -26,6 +26,7 @@ from .memories import (
     Memory,
 )
 from .reflexion import CATEGORIES, Mistake
+from .vectors import MemoryVector
 
 __all__ = [
     "Community",
@@ -65,6 +66,7 @@ __all__ = [
     "GraphGeneration",
     "Membership",
     "Memory",
+    "MemoryVector",
     "Role",
     "Team",
 ]

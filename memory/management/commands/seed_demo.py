@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from memory import engine
 from memory.contrib import app_modules
+from memory.engine.embeddings import memory_embedder_off
 from memory.management import demo_data as d
 from memory.management.demo_insights import seed_insights
 from memory.models import Agent, Membership, Memory, Team
@@ -56,6 +57,15 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # The scripted story (its week of searches, feedback and the dream pass) is pinned without memory
+        # vectors (tests/test_seed_demo.py); the demo rows get their vectors afterwards, so `make run` has them.
+        with memory_embedder_off():
+            self._seed(*args, **options)
+        report = engine.vectors_backfill()
+        if report.embedded:
+            self.stdout.write(f"memory vectors: {report.embedded} embedded with {report.model}")
+
+    def _seed(self, *args: Any, **options: Any) -> None:
         if options["reset"]:
             call_command("flush", interactive=options["interactive"], verbosity=0)
         password = os.environ.get("MEMDESK_DEMO_PASSWORD") or secrets.token_urlsafe(12)
