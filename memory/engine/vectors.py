@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from memory.models import MemoryVector
 
+from . import rawsql
 from .embeddings import EMBED_BATCH, Embedder, memory_embedder, unit_matrix
 
 log = logging.getLogger("memdesk.embeddings")
@@ -83,21 +84,22 @@ def embed_query(embedder: Embedder, query: str) -> np.ndarray:
     return unit_matrix(fn([_clip(query)]), 1)[0]
 
 
+_INSERT = (
+    "INSERT INTO memory_vector (memory_id, agent_id, model, dim, vector, created_at)"
+    " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (memory_id, model) DO NOTHING"
+)
+
+
 def _insert(agent_id: str, model: str, ids: Sequence[str], vectors: np.ndarray) -> int:
-    t = timezone.now()
+    """One executemany under a savepoint (a failure leaves the caller's transaction usable); a vector already
+    stored for (memory, model) is kept (idempotent)."""
+    t = rawsql.convert(MemoryVector, "created_at", timezone.now())
     rows = [
-        MemoryVector(
-            memory_id=mid,
-            agent_id=agent_id,
-            model=model,
-            dim=int(vec.shape[0]),
-            vector=vec.astype(DTYPE).tobytes(),
-            created_at=t,
-        )
+        (mid, agent_id, model, int(vec.shape[0]), vec.astype(DTYPE).tobytes(), t)
         for mid, vec in zip(ids, vectors, strict=True)
     ]
     with transaction.atomic():
-        MemoryVector.objects.bulk_create(rows, ignore_conflicts=True)
+        rawsql.run_many(_INSERT, rows)
     return len(rows)
 
 
