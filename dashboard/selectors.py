@@ -18,6 +18,7 @@ from memory import engine
 from memory.engine import CLASS_ALIASES, origin_class
 from memory.models import (
     CATEGORIES,
+    LAYERS,
     Agent,
     AuditEvent,
     Memory,
@@ -66,6 +67,71 @@ def agents_with_counts(agents: QuerySet[Agent], *, at: datetime | None = None) -
     )
     by_agent = {r.pop("agent_id"): AgentCounts(**r) for r in rows}
     return [AgentSummary(a, by_agent.get(a.agent_id, AgentCounts())) for a in agent_list]
+
+
+def agent_summary(agent_id: str, *, at: datetime | None = None) -> dict[str, Any]:
+    """``engine.summarize``'s counts (current by layer, current facts, quarantined, retracted, total) in one
+    aggregate query, which the (agent, layer, quarantined, invalidated_by_event, valid_from, valid_until,
+    subject) index covers: the agent home reads every row's state without touching the table (issue 19: the
+    page at 100k memories). Counting ``agent_id`` (never null) keeps every count inside that index."""
+    cur = engine.current_q(at or timezone.now())
+    totals = (
+        Memory.objects.filter(agent_id=agent_id)
+        .order_by()
+        .aggregate(
+            **{f"layer_{layer}": Count("agent_id", filter=cur & Q(layer=layer)) for layer in LAYERS},
+            current_facts=Count("agent_id", filter=cur & Q(subject__isnull=False)),
+            quarantined=Count("agent_id", filter=Q(quarantined=True) & engine.NOT_RETRACTED),
+            retracted=Count("agent_id", filter=engine.RETRACTED),
+            total=Count("agent_id"),
+        )
+    )
+    by_layer = {layer: totals.pop(f"layer_{layer}") for layer in LAYERS}
+    return {"agent_id": agent_id, "current": sum(by_layer.values()), "by_layer": by_layer, **totals}
+
+
+def recent_fact_keys(agent_id: str, *, limit: int) -> list[FactKey]:
+    """``fact_keys(agent_id, limit=limit)`` (most recently written first) without grouping every row: the
+    newest rows are walked on the (agent, ingested_at) index until ``limit`` keys (and any tied with the last)
+    are seen, then only those keys' rows are counted. Falls back to ``fact_keys`` if rows without an ingestion
+    time could matter."""
+    rows = (
+        Memory.objects.filter(
+            agent_id=agent_id, subject__isnull=False, predicate__isnull=False, ingested_at__isnull=False
+        )
+        .order_by("-ingested_at")
+        .values_list("subject", "predicate", "ingested_at")
+    )
+    last: dict[tuple[str, str], datetime] = {}
+    cut: datetime | None = None
+    for subject, predicate, when in rows.iterator(chunk_size=max(50, limit * 4)):
+        if cut is not None and when < cut:
+            break
+        last.setdefault((subject, predicate), when)
+        if cut is None and len(last) >= limit:
+            cut = when  # keep reading rows tied with the last key's time: ties are ordered by row count
+    if cut is None:  # fewer keys with an ingestion time than asked for: the plain grouping is exact
+        return fact_keys(agent_id, limit=limit)
+    match = Q()
+    for subject, predicate in last:
+        match |= Q(subject=subject, predicate=predicate)
+    counts = {
+        (r["subject"], r["predicate"]): r["rows"]
+        for r in Memory.objects.filter(match, agent_id=agent_id)
+        .order_by()
+        .values("subject", "predicate")
+        .annotate(rows=Count("id"))
+    }
+    keys = [FactKey(s, p, counts.get((s, p), 0), when) for (s, p), when in last.items()]
+    keys.sort(
+        key=lambda k: (
+            -k.last_ingested.timestamp() if k.last_ingested else 0,
+            -k.rows,
+            k.subject,
+            k.predicate,
+        )
+    )
+    return keys[:limit]
 
 
 # --- memory lists -----------------------------------------------------------------------------------------
