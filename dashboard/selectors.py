@@ -70,24 +70,31 @@ def agents_with_counts(agents: QuerySet[Agent], *, at: datetime | None = None) -
 
 
 def agent_summary(agent_id: str, *, at: datetime | None = None) -> dict[str, Any]:
-    """``engine.summarize``'s counts (current by layer, current facts, quarantined, retracted, total) in one
-    aggregate query, which the (agent, layer, quarantined, invalidated_by_event, valid_from, valid_until,
-    subject) index covers: the agent home reads every row's state without touching the table (issue 19: the
-    page at 100k memories). Counting ``agent_id`` (never null) keeps every count inside that index."""
-    cur = engine.current_q(at or timezone.now())
-    totals = (
-        Memory.objects.filter(agent_id=agent_id)
-        .order_by()
-        .aggregate(
-            **{f"layer_{layer}": Count("agent_id", filter=cur & Q(layer=layer)) for layer in LAYERS},
-            current_facts=Count("agent_id", filter=cur & Q(subject__isnull=False)),
-            quarantined=Count("agent_id", filter=Q(quarantined=True) & engine.NOT_RETRACTED),
-            retracted=Count("agent_id", filter=engine.RETRACTED),
-            total=Count("agent_id"),
-        )
+    """``engine.summarize``'s counts (current by layer, current facts, quarantined, retracted, total) in two
+    aggregate queries that the (agent, layer, quarantined, invalidated_by_event, valid_from, valid_until,
+    subject) index covers: the agent home reads every row's state without touching the table, and tests
+    whether a row is current once (issue 19: the page at 100k memories). Counting ``agent_id`` (never null)
+    keeps each count inside that index; ``Count("subject")`` counts the current facts."""
+    rows = Memory.objects.filter(agent_id=agent_id).order_by()
+    current = {
+        r["layer"]: r
+        for r in rows.filter(engine.current_q(at or timezone.now()))
+        .values("layer")
+        .annotate(n=Count("agent_id"), facts=Count("subject"))
+    }
+    totals = rows.aggregate(
+        quarantined=Count("agent_id", filter=Q(quarantined=True) & engine.NOT_RETRACTED),
+        retracted=Count("agent_id", filter=engine.RETRACTED),
+        total=Count("agent_id"),
     )
-    by_layer = {layer: totals.pop(f"layer_{layer}") for layer in LAYERS}
-    return {"agent_id": agent_id, "current": sum(by_layer.values()), "by_layer": by_layer, **totals}
+    by_layer = {layer: current[layer]["n"] if layer in current else 0 for layer in LAYERS}
+    return {
+        "agent_id": agent_id,
+        "current": sum(r["n"] for r in current.values()),
+        "by_layer": by_layer,
+        "current_facts": sum(r["facts"] for r in current.values()),
+        **totals,
+    }
 
 
 def recent_fact_keys(agent_id: str, *, limit: int) -> list[FactKey]:
@@ -112,12 +119,13 @@ def recent_fact_keys(agent_id: str, *, limit: int) -> list[FactKey]:
             cut = when  # keep reading rows tied with the last key's time: ties are ordered by row count
     if cut is None:  # fewer keys with an ingestion time than asked for: the plain grouping is exact
         return fact_keys(agent_id, limit=limit)
-    match = Q()
-    for subject, predicate in last:
-        match |= Q(subject=subject, predicate=predicate)
-    counts = {
+    counts = {  # index seeks on (agent, subject, predicate); pairs crossing two keys are dropped below
         (r["subject"], r["predicate"]): r["rows"]
-        for r in Memory.objects.filter(match, agent_id=agent_id)
+        for r in Memory.objects.filter(
+            agent_id=agent_id,
+            subject__in={s for s, _ in last},
+            predicate__in={p for _, p in last},
+        )
         .order_by()
         .values("subject", "predicate")
         .annotate(rows=Count("id"))
