@@ -15,7 +15,8 @@ batches are held, and every page is measured again. Each request is a whole page
 client in this process (middleware, session, access checks, selectors, templates; no network): "server time"
 is that wall time (p50 over ``--requests`` after two warm-ups), with this thread's CPU time beside it (what load
 on a shared machine hides). The query count of one request is read with Django's ``CaptureQueriesContext``.
-Goal per page: p50 <= 50 ms at volume, and the same number of queries as at the small size.
+The desk's list renders only the open batch's full card, so ``page_desk_card`` measures what opening another
+batch costs (its card over HTMX, ``?batch=<id>&card=1``). Goal per page: p50 <= 50 ms at volume, and the same number of queries as at the small size.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ OTHER_PAGES = {
     "tokens": ("dashboard:tokens", ""),
 }
 PAGES = {**DESK_VIEWS, **OTHER_PAGES}
+DESK_CARD = "desk_card"  # one batch's card as the desk loads it when the batch is opened (HTMX)
 
 
 def provision_people() -> Any:
@@ -128,20 +130,22 @@ def grow(n_rows: int) -> tuple[int, float]:
     return rows, seconds
 
 
-def timed(client: Any, url: str, requests: int) -> tuple[list[float], list[float], int]:
+def timed(
+    client: Any, url: str, requests: int, headers: dict[str, str] | None = None
+) -> tuple[list[float], list[float], int]:
     """Wall and CPU milliseconds per request (after two warm-ups), and the queries of one request."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     for _ in range(2):
-        assert client.get(url).status_code == 200, url
+        assert client.get(url, headers=headers).status_code == 200, url
     with CaptureQueriesContext(connection) as queries:
-        assert client.get(url).status_code == 200, url
+        assert client.get(url, headers=headers).status_code == 200, url
     count = len(queries.captured_queries)  # read now: the next request resets the connection's log
     wall, cpu = [], []
     for _ in range(requests):
         t0, c0 = time.perf_counter(), time.thread_time()
-        response = client.get(url)
+        response = client.get(url, headers=headers)
         wall.append((time.perf_counter() - t0) * 1000)
         cpu.append((time.thread_time() - c0) * 1000)
         assert response.status_code == 200, url
@@ -151,10 +155,18 @@ def timed(client: Any, url: str, requests: int) -> tuple[list[float], list[float
 def measure_pages(client: Any, requests: int) -> dict[str, tuple[list[float], list[float], int]]:
     from django.urls import reverse
 
-    return {
+    from memory.models import ApprovalRequest
+
+    out = {
         name: timed(client, reverse(view, args=[AGENT]) + query, requests)
         for name, (view, query) in PAGES.items()
     }
+    # the desk's list renders only the open batch's card; opening another loads its body (queue.js, HTMX)
+    last = ApprovalRequest.objects.filter(agent_id=AGENT, status="pending").order_by("-id").first()
+    if last is not None:
+        url = reverse("review:quarantine", args=[AGENT]) + f"?status=all&batch={last.id}&card=1"
+        out[DESK_CARD] = timed(client, url, requests, headers={"HX-Request": "true"})
+    return out
 
 
 def measure(
@@ -204,7 +216,9 @@ def measure(
                 queries_small=base[2] if base else None,
                 held_batches=held,
                 requests=requests,
-                url=f"{PAGES[name][0]} {PAGES[name][1]}",
+                url=f"{PAGES[name][0]} {PAGES[name][1]}"
+                if name in PAGES
+                else "review:quarantine ?batch=…&card=1",
             )
         )
     if not reuse:

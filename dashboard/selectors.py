@@ -18,6 +18,7 @@ from memory import engine
 from memory.engine import CLASS_ALIASES, origin_class
 from memory.models import (
     CATEGORIES,
+    LAYERS,
     Agent,
     AuditEvent,
     Memory,
@@ -66,6 +67,79 @@ def agents_with_counts(agents: QuerySet[Agent], *, at: datetime | None = None) -
     )
     by_agent = {r.pop("agent_id"): AgentCounts(**r) for r in rows}
     return [AgentSummary(a, by_agent.get(a.agent_id, AgentCounts())) for a in agent_list]
+
+
+def agent_summary(agent_id: str, *, at: datetime | None = None) -> dict[str, Any]:
+    """``engine.summarize``'s counts (current by layer, current facts, quarantined, retracted, total) in two
+    aggregate queries that the (agent, layer, quarantined, invalidated_by_event, valid_from, valid_until,
+    subject) index covers: the agent home reads every row's state without touching the table, and tests
+    whether a row is current once (issue 19: the page at 100k memories). Counting ``agent_id`` (never null)
+    keeps each count inside that index; ``Count("subject")`` counts the current facts."""
+    rows = Memory.objects.filter(agent_id=agent_id).order_by()
+    current = {
+        r["layer"]: r
+        for r in rows.filter(engine.current_q(at or timezone.now()))
+        .values("layer")
+        .annotate(n=Count("agent_id"), facts=Count("subject"))
+    }
+    totals = rows.aggregate(
+        quarantined=Count("agent_id", filter=Q(quarantined=True) & engine.NOT_RETRACTED),
+        retracted=Count("agent_id", filter=engine.RETRACTED),
+        total=Count("agent_id"),
+    )
+    by_layer = {layer: current[layer]["n"] if layer in current else 0 for layer in LAYERS}
+    return {
+        "agent_id": agent_id,
+        "current": sum(r["n"] for r in current.values()),
+        "by_layer": by_layer,
+        "current_facts": sum(r["facts"] for r in current.values()),
+        **totals,
+    }
+
+
+def recent_fact_keys(agent_id: str, *, limit: int) -> list[FactKey]:
+    """``fact_keys(agent_id, limit=limit)`` (most recently written first) without grouping every row: the
+    newest rows are walked on the (agent, ingested_at) index until ``limit`` keys (and any tied with the last)
+    are seen, then only those keys' rows are counted. Falls back to ``fact_keys`` if rows without an ingestion
+    time could matter."""
+    rows = (
+        Memory.objects.filter(
+            agent_id=agent_id, subject__isnull=False, predicate__isnull=False, ingested_at__isnull=False
+        )
+        .order_by("-ingested_at")
+        .values_list("subject", "predicate", "ingested_at")
+    )
+    last: dict[tuple[str, str], datetime] = {}
+    cut: datetime | None = None
+    for subject, predicate, when in rows.iterator(chunk_size=max(50, limit * 4)):
+        if cut is not None and when < cut:
+            break
+        last.setdefault((subject, predicate), when)
+        if cut is None and len(last) >= limit:
+            cut = when  # keep reading rows tied with the last key's time: ties are ordered by row count
+    if cut is None:  # fewer keys with an ingestion time than asked for: the plain grouping is exact
+        return fact_keys(agent_id, limit=limit)
+    counts = {  # index seeks on (agent, subject, predicate); pairs crossing two keys are dropped below
+        (r["subject"], r["predicate"]): r["rows"]
+        for r in Memory.objects.filter(
+            agent_id=agent_id,
+            subject__in={s for s, _ in last},
+            predicate__in={p for _, p in last},
+        )
+        .order_by()
+        .values("subject", "predicate")
+        .annotate(rows=Count("id"))
+    }
+    keys = [FactKey(s, p, counts.get((s, p), 0), when) for (s, p), when in last.items()]
+    keys.sort(
+        key=lambda k: (
+            -k.last_ingested.timestamp() if k.last_ingested else 0,
+            -k.rows,
+            k.subject,
+            k.predicate,
+        )
+    )
+    return keys[:limit]
 
 
 # --- memory lists -----------------------------------------------------------------------------------------
@@ -161,8 +235,9 @@ class RelatedRows:
         return self.by_id.get(memory_id) if memory_id else None
 
 
-def memories_by_id(agent_id: str, ids: Iterable[str]) -> dict[str, Memory]:
+def memories_by_id(agent_id: str, ids: Iterable[str], *, fields: Sequence[str] = ()) -> dict[str, Memory]:
     """This agent's memory rows among ``ids``, by id, in one query; ids of another agent are simply absent.
+    ``fields``: load only these (and ``id``, ``agent_id``), for a caller that reads nothing else.
 
     Looked up by primary key alone and checked for the agent here: with ``agent_id = ? AND id IN (...)``
     SQLite walks the agent's whole ``(agent_id, timestamp)`` index instead (≈ 100 ms at 100k rows against
@@ -170,7 +245,10 @@ def memories_by_id(agent_id: str, ids: Iterable[str]) -> dict[str, Memory]:
     wanted = sorted({i for i in ids if isinstance(i, str)})
     if not wanted:
         return {}
-    return {m.id: m for m in Memory.objects.filter(id__in=wanted) if m.agent_id == agent_id}
+    qs = Memory.objects.filter(id__in=wanted)
+    if fields:
+        qs = qs.only("id", "agent_id", *fields)
+    return {m.id: m for m in qs if m.agent_id == agent_id}
 
 
 def related_rows(record: engine.MemoryRecord) -> RelatedRows:

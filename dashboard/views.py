@@ -54,9 +54,9 @@ def agent_home(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
         "agent": access.agent,
         "can_admin": access.has_role(Role.ADMIN),
         "can_review": access.has_role(Role.REVIEWER),
-        "summary": engine.summarize(agent_id=aid),
+        "summary": selectors.agent_summary(aid),
         "recent": engine.list_recent(agent_id=aid, n=RECENT),
-        "keys": selectors.fact_keys(aid, limit=RECENT),
+        "keys": selectors.recent_fact_keys(aid, limit=RECENT),
     }
     return render_page(request, "dashboard/agent.html", context)
 

@@ -52,6 +52,7 @@ class QuarantineDesk(QueueKind):
     high_impact_text = "that would supersede current facts"
 
     per_fact = True
+    lazy_bodies = True
     can_take_over = True
     revertable = True
     revert_text = (

@@ -229,6 +229,9 @@ class QueueKind(ABC):
     per_fact: ClassVar[bool] = False
     # an admin may take over another reviewer's live claim (``take_over``; the claim view checks the role)
     can_take_over: ClassVar[bool] = False
+    # the list renders only its open item's body, queue.js loads another's when it is opened (``card=1``): for
+    # a kind whose cards are heavy (the desk's fact tables), so a page of them stays fast
+    lazy_bodies: ClassVar[bool] = False
     expiry_decides: ClassVar[bool] = True  # False: past its time limit an item only shows as overdue
     page_size: ClassVar[int] = 20
     claim_secs: ClassVar[int]
@@ -496,9 +499,42 @@ def list_context(
 
 def page(request: HtmxHttpRequest, kind: QueueKind, access: AgentAccess) -> HttpResponse:
     """The queue: pending items first as decision cards, decided ones read-only under a filter. HTMX filter
-    changes and the refresh after a bulk decision get the list region only."""
+    changes and the refresh after a bulk decision get the list region only; ``card=1`` with the item filter
+    gets that one item's open card (the compact list renders only its open item's body; queue.js loads the
+    others' when they are opened)."""
+    if wants_fragment(request) and request.GET.get("card"):
+        return card_fragment(request, kind, access)
     context = list_context(request, kind, access, full=not wants_fragment(request))
     response = render_page(request, PAGE_TEMPLATE, context, fragment="list")
+    add_never_cache_headers(response)
+    return response
+
+
+def card_fragment(request: HtmxHttpRequest, kind: QueueKind, access: AgentAccess) -> HttpResponse:
+    """One item's open card (``?<item_filter>=<id>&card=1`` over HTMX), as the list shows its open item."""
+    try:
+        item_id = int(request.GET.get(kind.item_filter, ""))
+    except ValueError:
+        raise Http404(f"No such {kind.noun}.") from None
+    item = item_or_404(kind, access, item_id)
+    aid = access.agent.agent_id
+    now = timezone.now()
+    (card,) = kind.cards(aid, [item], now=now, actor=actor_of(request))
+    context = {
+        "agent": access.agent,
+        "queue": kind,
+        "c": card,
+        "now": now,
+        "can_decide": access.has_role(kind.role),
+        "can_take_over": kind.can_take_over and access.has_role(Role.ADMIN),
+        "can_see_tokens": access.has_role(Role.ADMIN),
+        **choices(kind),
+        "claim_minutes": kind.claim_secs // 60,
+        "undo_secs": kind.undo_secs,
+        "open": True,
+    }
+    response = render(request, "review/_queue_card.html", context)
+    patch_vary_headers(response, ("HX-Request",))
     add_never_cache_headers(response)
     return response
 

@@ -260,11 +260,17 @@ def effect_kind(effect: engine.ApprovalEffect | None) -> str:
     return "reaffirm" if effect.effect == "reaffirm" else "supersede"
 
 
+# what ``engine.approval_effects`` reads of a held row (its key and start, and its value for a reaffirmation)
+EFFECT_FIELDS = ("subject", "predicate", "value_key", "object", "valid_from", "created_at")
+
+
 def supersede_counts(agent_id: str, requests: Iterable[ApprovalRequest]) -> dict[int, int]:
     """For pending batches, how many believed rows approving each would supersede (its cards' ``effects``), in
     two queries and without building the cards (sorting by impact reads up to ``SORTED_MAX`` batches)."""
     reqs = list(requests)
-    by_id = memories_by_id(agent_id, (i for r in reqs for i in (r.payload or {}).get("ids", [])))
+    by_id = memories_by_id(
+        agent_id, (i for r in reqs for i in (r.payload or {}).get("ids", [])), fields=EFFECT_FIELDS
+    )
     effects = engine.approval_effects(agent_id, list(by_id.values()))
     return {
         r.id: sum(

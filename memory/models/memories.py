@@ -64,6 +64,21 @@ class Memory(models.Model):
             models.Index(fields=["agent_id", "origin"], name="idx_mem_agent_origin"),
             # a search hit's neighbouring turns in its session (issue 17, retrieval._session_expand)
             models.Index(fields=["agent_id", "session_id", "id"], name="idx_mem_agent_session"),
+            # the agent home (issue 19): its counts read every row's state from this index alone
+            # (dashboard.selectors.agent_summary), its recent keys walk the newest rows (recent_fact_keys)
+            models.Index(
+                fields=[
+                    "agent_id",
+                    "layer",
+                    "quarantined",
+                    "invalidated_by_event",
+                    "valid_from",
+                    "valid_until",
+                    "subject",
+                ],
+                name="idx_mem_agent_state",
+            ),
+            models.Index(fields=["agent_id", "ingested_at"], name="idx_mem_agent_ingested"),
         ]
         constraints = [
             # SPEC M2, B3: at most one open, believed (not quarantined, not retracted) row per key.

@@ -136,9 +136,70 @@
       else list[i].removeAttribute("aria-current");
     }
     selectedId = card.id;
+    loadBody(card);
     placePane();
     card.focus({ preventScroll: true });
     card.scrollIntoView({ block: "nearest" });
+  }
+
+  // The compact list renders only its open item's body; another's is loaded when that item is opened (its
+  // placeholder links to the item alone, the way without JavaScript). Keys pressed meanwhile wait for it and
+  // are replayed in order, so a fast reviewer's a/r/e/c and reason digits act on the item they meant.
+  var loading = null; // the id of the card whose body is on its way
+  var waiting = []; // keys pressed while it loads
+
+  function lazyBody(card) {
+    return card ? card.querySelector(":scope > .queue-body[data-lazy-url]") : null;
+  }
+
+  // the card's body is there (true), or is being loaded and ``key`` will be replayed once it is (false)
+  function ready(card, key) {
+    if (!lazyBody(card)) return true;
+    waiting.push(key);
+    loadBody(card);
+    return false;
+  }
+
+  function loadBody(card) {
+    var body = lazyBody(card);
+    if (!body || loading === card.id) return;
+    var id = card.id;
+    loading = id;
+    fetch(body.getAttribute("data-lazy-url"), { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+      .then(function (response) {
+        if (!response.ok) throw new Error(String(response.status));
+        return response.text();
+      })
+      .then(function (html) {
+        var old = document.getElementById(id);
+        if (!old || !lazyBody(old)) return;
+        var tpl = document.createElement("template");
+        tpl.innerHTML = html.trim();
+        var fresh = tpl.content.querySelector(".queue-card");
+        if (!fresh) return;
+        old.replaceWith(fresh);
+        if (window.htmx) window.htmx.process(fresh);
+        if (selectedId === id) select(fresh);
+        tick();
+      })
+      .catch(function () {
+        waiting = [];
+        if (window.memdeskToast) window.memdeskToast("Could not load this " + noun() + ": open its link instead.", "error");
+      })
+      .then(function () {
+        if (loading === id) loading = null;
+        replay();
+      });
+  }
+
+  function replay() {
+    while (!loading && waiting.length) {
+      var key = waiting.shift();
+      onKey({
+        key: key, target: document.activeElement || document.body, defaultPrevented: false,
+        ctrlKey: false, metaKey: false, altKey: false, preventDefault: function () {}
+      });
+    }
   }
 
   // On a wide screen the open item's detail is a pane beside the list, level with its line (CSS puts it
@@ -188,7 +249,7 @@
 
   function openDecision(kind) {
     var card = selected() || move(1);
-    if (!card) return;
+    if (!card || !ready(card, { approve: "a", reject: "r", edit: "e" }[kind])) return;
     if (kind === "edit" && decidable(card)) {
       // a batch: "edit" is choosing which of its facts to approve (Space ticks, Enter approves)
       var box = card.querySelector(".fact-pick");
@@ -272,7 +333,7 @@
   // c: claim the selected item, or release one's own claim
   function claim() {
     var card = selected() || move(1);
-    if (!card) return;
+    if (!card || !ready(card, "c")) return;
     if (!submit(card.querySelector(".claim-form")) && window.memdeskToast) {
       window.memdeskToast(
         card.getAttribute("data-held") ? "Another reviewer holds this " + noun() + "." : "This " + noun() + " cannot be claimed.",
@@ -380,6 +441,16 @@
   }
 
   document.addEventListener("keydown", function (event) {
+    if (loading && !event.defaultPrevented && !event.ctrlKey && !event.metaKey && !event.altKey && desk() &&
+        !typing(event.target) && (event.key.length === 1 || event.key === "Enter" || event.key === "Escape")) {
+      waiting.push(event.key); // the selected item's body is on its way: act once it is in
+      event.preventDefault();
+      return;
+    }
+    onKey(event);
+  });
+
+  function onKey(event) {
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
     if (!desk()) return;
     var help = document.getElementById("keys-help");
@@ -418,7 +489,7 @@
       default: return;
     }
     event.preventDefault();
-  });
+  }
 
   document.addEventListener("click", function (event) {
     if (!event.target.closest) return;
