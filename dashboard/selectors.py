@@ -18,7 +18,6 @@ from memory import engine
 from memory.engine import CLASS_ALIASES, origin_class
 from memory.models import (
     CATEGORIES,
-    LAYERS,
     Agent,
     AuditEvent,
     Memory,
@@ -67,34 +66,6 @@ def agents_with_counts(agents: QuerySet[Agent], *, at: datetime | None = None) -
     )
     by_agent = {r.pop("agent_id"): AgentCounts(**r) for r in rows}
     return [AgentSummary(a, by_agent.get(a.agent_id, AgentCounts())) for a in agent_list]
-
-
-def agent_summary(agent_id: str, *, at: datetime | None = None) -> dict[str, Any]:
-    """``engine.summarize``'s counts (current by layer, current facts, quarantined, retracted, total) in two
-    aggregate queries that the (agent, layer, quarantined, invalidated_by_event, valid_from, valid_until,
-    subject) index covers: the agent home reads every row's state without touching the table, and tests
-    whether a row is current once (issue 19: the page at 100k memories). Counting ``agent_id`` (never null)
-    keeps each count inside that index; ``Count("subject")`` counts the current facts."""
-    rows = Memory.objects.filter(agent_id=agent_id).order_by()
-    current = {
-        r["layer"]: r
-        for r in rows.filter(engine.current_q(at or timezone.now()))
-        .values("layer")
-        .annotate(n=Count("agent_id"), facts=Count("subject"))
-    }
-    totals = rows.aggregate(
-        quarantined=Count("agent_id", filter=Q(quarantined=True) & engine.NOT_RETRACTED),
-        retracted=Count("agent_id", filter=engine.RETRACTED),
-        total=Count("agent_id"),
-    )
-    by_layer = {layer: current[layer]["n"] if layer in current else 0 for layer in LAYERS}
-    return {
-        "agent_id": agent_id,
-        "current": sum(r["n"] for r in current.values()),
-        "by_layer": by_layer,
-        "current_facts": sum(r["facts"] for r in current.values()),
-        **totals,
-    }
 
 
 def recent_fact_keys(agent_id: str, *, limit: int) -> list[FactKey]:

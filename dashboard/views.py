@@ -54,7 +54,7 @@ def agent_home(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
         "agent": access.agent,
         "can_admin": access.has_role(Role.ADMIN),
         "can_review": access.has_role(Role.REVIEWER),
-        "summary": selectors.agent_summary(aid),
+        "summary": engine.summarize(agent_id=aid),
         "recent": engine.list_recent(agent_id=aid, n=RECENT),
         "keys": selectors.recent_fact_keys(aid, limit=RECENT),
     }

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0019_memory_entity"),
+        ("memory", "0020_memory_vector"),
     ]
 
     operations = [

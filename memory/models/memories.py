@@ -65,7 +65,7 @@ class Memory(models.Model):
             # a search hit's neighbouring turns in its session (issue 17, retrieval._session_expand)
             models.Index(fields=["agent_id", "session_id", "id"], name="idx_mem_agent_session"),
             # the agent home (issue 19): its counts read every row's state from this index alone
-            # (dashboard.selectors.agent_summary), its recent keys walk the newest rows (recent_fact_keys)
+            # (engine.summarize), its recent keys walk the newest rows (recent_fact_keys)
             models.Index(
                 fields=[
                     "agent_id",

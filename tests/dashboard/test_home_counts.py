@@ -1,5 +1,5 @@
-"""The agent home's counts at volume (issue 19 "Done when"): ``agent_summary`` gives ``engine.summarize``'s
-exact counts in one query, and ``recent_fact_keys`` the same keys as ``fact_keys`` without grouping every
+"""The agent home's counts at volume (issue 19 "Done when"): ``engine.summarize``'s index-only aggregates give
+the same counts as plain per-state filters, and ``recent_fact_keys`` the same keys as ``fact_keys`` without grouping every
 row."""
 
 from __future__ import annotations
@@ -8,10 +8,13 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from django.db.models import Q
 from django.utils import timezone
 
 from dashboard import selectors
 from memory import engine
+from memory.engine.belief import NOT_RETRACTED, RETRACTED, current_q
+from memory.models import LAYERS, Memory
 from tests.conftest import make_burst
 from tests.dashboard.conftest import make_memories
 
@@ -27,8 +30,18 @@ def test_counts_match_engine_summarize_over_every_state(agent, history):
     engine.store_temporal(
         agent_id=aid, content="later", subject="bob", predicate="plan", object="pro", valid_from=future
     )
-    summary = selectors.agent_summary(aid)
-    assert summary == engine.summarize(agent_id=aid)
+    summary = engine.summarize(agent_id=aid)
+    rows = Memory.objects.filter(agent_id=aid)
+    current = rows.filter(current_q(timezone.now()))
+    assert summary == {  # the counts, each by its own plain filter
+        "agent_id": aid,
+        "current": current.count(),
+        "by_layer": {layer: current.filter(layer=layer).count() for layer in LAYERS},
+        "current_facts": current.filter(subject__isnull=False).count(),
+        "quarantined": rows.filter(Q(quarantined=True) & NOT_RETRACTED).count(),
+        "retracted": rows.filter(RETRACTED).count(),
+        "total": rows.count(),
+    }
     assert summary["quarantined"] > 0 and summary["retracted"] > 0 and summary["by_layer"]["procedural"] == 1
     assert summary["current"] < summary["total"]
 
