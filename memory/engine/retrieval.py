@@ -285,46 +285,22 @@ def _fuse(
     )
     cos, dpos = vectors.dense_terms(dense, ids)
     fb = feedback_weights(ids) if w.w_feedback else {}
-    entries: list[Entry] = [
-        (
-            score(
-                m,
-                pos,
-                at,
-                w,
-                ppr=graph_score[m.id],
-                feedback=fb.get(m.id, 0.0),
-                cosine=cos.get(m.id, 0.0),
-                dense_pos=dpos.get(m.id),
-            ),
-            pos,
-            pos,
+
+    def entry(m: Memory, pos: int | None, order: int) -> Entry:
+        s = score(
             m,
-            graph_score[m.id],
-            fb.get(m.id, 0.0),
+            pos,
+            at,
+            w,
+            ppr=graph_score[m.id],
+            feedback=fb.get(m.id, 0.0),
+            cosine=cos.get(m.id, 0.0),
+            dense_pos=dpos.get(m.id),
         )
-        for pos, m in enumerate(candidates)
-    ]
-    entries += [
-        (
-            score(
-                m,
-                None,
-                at,
-                w,
-                ppr=graph_score[m.id],
-                feedback=fb.get(m.id, 0.0),
-                cosine=cos.get(m.id, 0.0),
-                dense_pos=dpos.get(m.id),
-            ),
-            len(candidates) + k,
-            None,
-            m,
-            graph_score[m.id],
-            fb.get(m.id, 0.0),
-        )
-        for k, m in enumerate(extra)
-    ]
+        return (s, order, pos, m, graph_score[m.id], fb.get(m.id, 0.0))
+
+    entries = [entry(m, pos, pos) for pos, m in enumerate(candidates)]
+    entries += [entry(m, None, len(candidates) + k) for k, m in enumerate(extra)]
     entries.sort(key=lambda t: (-t[0], t[1]))
     return entries
 
