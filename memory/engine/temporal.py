@@ -179,9 +179,10 @@ def apply_fact(fact: FactInput, *, quarantine: bool = False, t: datetime | None 
     return StoreResult(mid, "stored", write_id=wid)
 
 
-# The latest believed write start of the key, whether it has any row, and its open believed row (the partial
-# index idx_mem_open_value_key; a UNION, not a LEFT JOIN, so that SQLite can use it). Parameters: the key
-# (agent, subject, predicate, value_key) three times.
+# The latest believed write start of the key, whether it has any row, whether a closed believed row starts at
+# or after ``start`` (a zero-length row left at a boundary: the open row is then not the only row reaching
+# ``start``), and its open believed row (the partial index idx_mem_open_value_key; a UNION, not a LEFT JOIN, so
+# that SQLite can use it). Parameters: the key (agent, subject, predicate, value_key) three times, start, the key.
 @cache
 def _open_sql(vendor: str) -> str:
     return (
@@ -189,8 +190,10 @@ def _open_sql(vendor: str) -> str:
         " AND w.predicate = %s AND w.value_key = %s AND w.state = 'believed'),"
         " EXISTS (SELECT 1 FROM memories k WHERE k.agent_id = %s AND k.subject = %s AND k.predicate = %s"
         " AND k.value_key = %s),"
+        " EXISTS (SELECT 1 FROM memories z WHERE z.agent_id = %s AND z.subject = %s AND z.predicate = %s"
+        f" AND z.value_key = %s AND z.valid_from >= %s AND z.valid_until IS NOT NULL AND {believed_sql('z')}),"
         " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
-        " UNION ALL SELECT NULL, NULL, m.id, m.valid_from, m.object, m.content, m.metadata, m.reaffirmed_by,"
+        " UNION ALL SELECT NULL, NULL, NULL, m.id, m.valid_from, m.object, m.content, m.metadata, m.reaffirmed_by,"
         " m.confidence, m.origin FROM memories m WHERE m.agent_id = %s AND m.subject = %s AND m.predicate = %s"
         f" AND m.value_key = %s AND m.valid_until IS NULL AND {believed_sql('m')}"
     )
@@ -219,19 +222,20 @@ def _fast_write(fact: FactInput, start: datetime, end: datetime | None, t: datet
     ``start``: then the timeline model (SPEC T2) gives exactly this result, which ``rederive_key`` would
     reproduce (the property tests check that it changes nothing afterwards). The first read looks at the
     key's open row only (an index probe, however long the key's history): when no write starts at or after
-    ``start`` and the open row started before it, no other believed row can reach ``start`` (believed rows
-    never overlap), so a new value cuts it or the same value reaffirms it; a key without rows takes its first
+    ``start``, the open row started before it and no closed row starts at or after ``start`` (a zero-length row
+    left at a boundary), no other believed row can reach ``start`` (believed rows never overlap), so a new value cuts it or the same value reaffirms it; a key without rows takes its first
     value. Everything else reads the rows that reach ``start`` (``_fast_sql``).
     """
     key = [fact.agent_id, fact.subject, fact.predicate, fact.value_key]
-    head, *opens = rawsql.run(_open_sql(rawsql.vendor()), [*key, *key, *key]).fetchall()
+    prep_start = rawsql.convert(Memory, "valid_from", start)
+    head, *opens = rawsql.run(_open_sql(rawsql.vendor()), [*key, *key, *key, prep_start, *key]).fetchall()
     latest = rawsql.as_utc(head[0])
     if latest is not None and latest > start:
         return None  # a write starts later than this one: historical insertion
     if not head[1]:
         return _fast_insert(fact, start, end, t, predecessor=None)  # the key's first row
-    if end is None and len(opens) == 1 and latest is not None and latest < start:
-        _, _, rid, since, obj, content, metadata, reaffirmed, confidence, origin = opens[0]
+    if end is None and len(opens) == 1 and latest is not None and latest < start and not head[2]:
+        _, _, _, rid, since, obj, content, metadata, reaffirmed, confidence, origin = opens[0]
         since = rawsql.as_utc(since)
         if since is not None and since < start and CONTINUATION_KEY not in (rawsql.load_json(metadata) or {}):
             if (obj or None) == (fact.object or None) and same_text(rid, content, fact.content):

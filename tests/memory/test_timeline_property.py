@@ -349,3 +349,23 @@ def test_store_temporal_many_matches_one_by_one_and_the_model_on_postgres(
 ):
     assert on_postgres, "this test must run against PostgreSQL"
     run_batch_property(keyed, chunk, purge_origin, predicate)
+
+
+@pytest.mark.django_db
+def test_a_zero_length_row_at_a_boundary_is_re_pointed_by_the_write_that_starts_there():
+    """Found by the batch property on PostgreSQL: beta from day 0, alpha for day 0 only, alpha from day 0 again
+    (beta's continuation from day 1 shrinks to a zero-length row at day 1, shadowed by alpha), then beta from
+    day 1. The last write's fast path saw only the open alpha row and left the zero-length row pointing at alpha;
+    re-derivation points it at the new beta row. Every path must leave exactly the re-derived rows."""
+    writes = [
+        W(obj="beta", start=0, length=None, origin="user_direct"),
+        W(obj="alpha", start=0, length=1, origin="user_direct"),
+        W(obj="alpha", start=0, length=None, origin="user_direct"),
+        W(obj="beta", start=1, length=None, origin="user_direct"),
+    ]
+    for chunk in (1, 30):
+        run_batch_property([("y", w) for w in writes], chunk, None, "is")
+    agent = f"one-{uuid.uuid4().hex[:12]}"
+    apply_writes(agent, writes)
+    check_invariants(agent)
+    check_against_model(agent, writes, set(range(len(writes))))
