@@ -1,6 +1,7 @@
 """Evaluate the injection detector (SPEC P4); prints JSON and a Markdown table (``make eval-injection``).
 
     python benchmarks/eval_injection.py --data ../shared/data/injection/train.jsonl
+    (../shared/ is the development machine's data folder; a clone has none: pass your own labelled JSON lines)
     python benchmarks/eval_injection.py --data PATH --record      # also rewrite the figures kept in the repo
     python benchmarks/eval_injection.py --data PATH --sources rebuff,gsm8k   # hold out only these
 

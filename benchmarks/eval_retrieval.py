@@ -14,7 +14,8 @@ Two baselines rank the same texts in the same run:
 With a dense embedder the engine writes and searches memory vectors with the same embedder (``--vectors on``,
 the default; one text cache serves both), and ``engine-novec`` ranks without vectors in the same run.
 
-Data (never in the repository; ``--data``, default ``../shared/data/retrieval``, schemas in its SOURCES.md):
+Data (never in the repository; ``--data``, default ``../shared/data/retrieval``, which exists only on the
+development machine: in a clone, pass your own download of the two public sets; schemas in its SOURCES.md):
 
 * ``lme-oracle``: LongMemEval oracle, 500 questions, each haystack only its evidence sessions;
 * ``lme-s``: the 72-question LongMemEval_S subset, 42–55 sessions per haystack (evidence plus distractors);

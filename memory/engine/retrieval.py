@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 from django.db import connection
 from django.db.models import Count, F, Q
@@ -326,6 +326,16 @@ def _dense_rows(
     ]
 
 
+def _passes(row: Memory | None, layer: str | None, tags: list[str]) -> TypeGuard[Memory]:
+    """Whether a row found beside the full-text candidates (a session neighbour, a linked turn) exists and
+    passes the search's layer and tag filters."""
+    return (
+        row is not None
+        and (not layer or row.layer == layer)
+        and (not tags or set(tags) <= set(row.tags or []))
+    )
+
+
 def _session_expand(
     agent_id: str,
     entries: list[Entry],
@@ -379,11 +389,7 @@ def _session_expand(
         base = len(entries)
         for k, nid in enumerate(new_ids):
             row = rows.get(nid)
-            if (
-                row is None
-                or (layer and row.layer != layer)
-                or (tags and not set(tags) <= set(row.tags or []))
-            ):
+            if not _passes(row, layer, tags):
                 continue
             fb = fbs.get(nid, 0.0)
             out.append(
@@ -448,11 +454,7 @@ def _link_expand(
         fbs = feedback_weights(new_ids) if w.w_feedback else {}
         for k, nid in enumerate(new_ids):
             row = rows.get(nid)
-            if (
-                row is None
-                or (layer and row.layer != layer)
-                or (tags and not set(tags) <= set(row.tags or []))
-            ):
+            if not _passes(row, layer, tags):
                 continue
             fb = fbs.get(nid, 0.0)
             s = score(row, None, at, w, feedback=fb) + w.w_link * walk[nid] * _trust_factor(row, w)
