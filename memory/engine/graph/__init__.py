@@ -17,7 +17,19 @@ curator's reads), ``embed_seed`` (G8), ``links`` (entity links of plain memories
 turn walk, issue 17). This module re-exports their public names.
 """
 
-from .aliases import MAX_ALIASES, AliasRecord, AliasResult, alias_add, alias_list, resolve_entity
+from .aliases import (
+    MAX_ALIASES,
+    AliasRecord,
+    AliasResult,
+    AlreadyUndone,
+    MergeChanged,
+    MergeUndoResult,
+    alias_add,
+    alias_list,
+    alias_undo,
+    resolve_entity,
+    undone_merges,
+)
 from .build import Graph, build_columns, build_graph, load_graph
 from .cache import GRAPH_CACHE_MIN_TRIPLES, agent_graph, clear_cache, graph_scores, stats
 from .curation import (
@@ -31,7 +43,7 @@ from .curation import (
     graph_view,
     view_nodes,
 )
-from .links import extract, link_backfill, link_memory, link_scores, memory_links
+from .links import extract, link_backfill, link_memory, link_scores, memory_links, relink_since
 from .names import MAX_ENTITY_CHARS, NFKC_MAX_EXPANSION, normalize_entity, normalize_names
 from .ppr import (
     DAMPING,
@@ -61,6 +73,9 @@ __all__ = [
     "AliasPreview",
     "AliasRecord",
     "AliasResult",
+    "AlreadyUndone",
+    "MergeChanged",
+    "MergeUndoResult",
     "EdgeColumns",
     "FactColumns",
     "Graph",
@@ -70,6 +85,7 @@ __all__ = [
     "alias_add",
     "alias_list",
     "alias_preview",
+    "alias_undo",
     "build_columns",
     "build_graph",
     "clear_cache",
@@ -80,6 +96,7 @@ __all__ = [
     "link_memory",
     "link_scores",
     "memory_links",
+    "relink_since",
     "graph_scores",
     "graph_view",
     "load_graph",
@@ -92,5 +109,6 @@ __all__ = [
     "resolve_entity",
     "scan_facts",
     "stats",
+    "undone_merges",
     "view_nodes",
 ]

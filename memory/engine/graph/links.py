@@ -26,6 +26,8 @@ from typing import Any
 
 from django.db import connection
 
+from memory.models import Memory
+
 from .. import common as c
 from .. import rawsql
 from ..belief import current_sql
@@ -179,6 +181,43 @@ def _backfill_batch(agent_id: str | None, after: str, batch: int) -> tuple[int, 
     if out:
         rawsql.run_many(_INSERT, out)
     return len(rows), len(out), rows[-1][0] if rows else after
+
+
+def relink_since(*, agent_id: str, since: datetime, batch: int = 500) -> int:
+    """Derive again the links of the agent's plain memories written at or after ``since`` (inside the caller's
+    transaction), with the names the agent knows now: a merge's undo calls it, since a turn written while
+    ``bob`` was an alias of ``robert`` was linked to ``robert`` for saying "Bob". Every name is extracted
+    before any link changes (a maybe is confirmed by the links as they were); only memories whose links
+    differ are rewritten. Returns how many memories' links changed."""
+    known = known_entities(agent_id)
+    changed = 0
+    after = ""
+    while True:
+        rows = list(
+            Memory.objects.filter(
+                agent_id=agent_id, subject__isnull=True, created_at__gte=since, id__gt=after
+            )
+            .order_by("id")
+            .values_list("id", "content")[:batch]
+        )
+        if not rows:
+            return changed
+        after = rows[-1][0]
+        wanted = {
+            mid: set(_confirmed(agent_id, extract(text or "", known, maybes=True))) for mid, text in rows
+        }
+        have = _links_of(agent_id, list(wanted), since)
+        stale = [mid for mid, names in wanted.items() if names != set(have.get(mid, ()))]
+        if stale:
+            marks = ", ".join(["%s"] * len(stale))
+            rawsql.execute(
+                f"DELETE FROM memory_entity WHERE agent_id = %s AND memory_id IN ({marks})",
+                [agent_id, *stale],
+            )
+            rawsql.run_many(_INSERT, [(agent_id, mid, n) for mid in stale for n in sorted(wanted[mid])])
+            changed += len(stale)
+        if len(rows) < batch:
+            return changed
 
 
 def erase_links(*, agent_id: str, memory_ids: Iterable[str], name: str | None = None) -> int:
