@@ -1,4 +1,4 @@
-"""Wiki writes (SPEC W1–W3, W5): publish auto pages, revise, promote, remove, and their validation and pointer
+"""Wiki writes (SPEC W1–W3, W5): publish auto pages, revise, promote, remove, restore, and their validation and pointer
 rows. Reads and search live in ``wiki.selectors``, the markdown file format and import in ``wiki.io``.
 
 Pages and revisions are wiki rows and are written here (and by ``wiki.io.import_pages``, with these
@@ -72,6 +72,10 @@ class InjectionBlocked(engine.EngineError):
 
 class PageRemoved(engine.EngineError):
     code = "page_removed"
+
+
+class PageNotRemoved(engine.EngineError):
+    code = "page_not_removed"
 
 
 class AlreadyCurated(engine.EngineError):
@@ -658,5 +662,37 @@ def remove(*, page: WikiPage, actor: str, reason: str) -> WikiPage:
         reason=reason,
         path=page.path,
         pointer_rows_expired=expired,
+    )
+    return page
+
+
+@engine.write_transaction
+def restore(*, page: WikiPage, actor: str, reason: str = "") -> WikiPage:
+    """Bring a removed page back as it was when it was removed (issue 19 item 3): same namespace, text and
+    trust, and a new pointer row (the removed one stays expired in the key's history), so agents find it
+    again. Audited as ``wiki_restore``; a page that is not removed is refused (``page_not_removed``)."""
+    page = _check_page(page)
+    actor = engine.check_actor(actor)
+    reason = reason.strip() if isinstance(reason, str) else ""
+    if len(reason) > MAX_REASON:
+        raise engine.InvalidArgument(f"reason is longer than {MAX_REASON} characters", field="reason")
+    if not page.removed:
+        raise PageNotRemoved("this page is not removed: there is nothing to restore", field="page")
+    removed_at, removed_reason = page.removed_at, page.removed_reason
+    t = timezone.now()
+    page.removed_at, page.removed_reason, page.updated = None, "", t
+    page.save(update_fields=["removed_at", "removed_reason", "updated"])
+    stored = repoint(page, actor=actor, curated=page.namespace == "curated")
+    audit(
+        agent_id=page.agent_id,
+        actor=actor,
+        action="wiki_restore",
+        subject=page.pointer_subject,
+        memory_id=stored.id,
+        reason=reason or "restored a removed page",
+        path=page.path,
+        removed_at=removed_at.isoformat() if removed_at else None,
+        removed_reason=removed_reason,
+        pointer_outcome=stored.outcome,
     )
     return page

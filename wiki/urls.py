@@ -13,4 +13,5 @@ urlpatterns = [
     path("<int:page_id>/preview/", views.page_preview, name="preview"),
     path("<int:page_id>/promote/", views.page_promote, name="promote"),
     path("<int:page_id>/remove/", views.page_remove, name="remove"),
+    path("<int:page_id>/restore/", views.page_restore, name="restore"),
 ]

@@ -1,5 +1,5 @@
 """Wiki curation pages (SPEC D5, W5): the ``auto/`` browser, a page with its provenance and revisions, and the
-curator's edit / promote / remove. Each view: parse → check permission (web/access.py) → call
+curator's edit / promote / remove / restore. Each view: parse → check permission (web/access.py) → call
 ``wiki.selectors`` / ``wiki.services`` → render. No view writes a row: the services do, and audit each action.
 
 Any member of the agent's team reads; only curators see the action forms, and the POSTs refuse everyone else
@@ -91,6 +91,8 @@ def page_list(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
         "page": page,
         "rows": rows,
         "now": now,
+        # the Restore buttons of removed rows (a live-only list has none: no membership query for it)
+        "can_curate": f["status"] != "live" and access.has_role(Role.CURATOR),
     }
     return render_page(request, "wiki/list.html", context, fragment="results")
 
@@ -155,6 +157,7 @@ def page_context(
         "text_html": render_markdown(page.original_text) if page.original_text else "",
         "pointer": dashboard_selectors.memory_record(aid, page.pointer_id) if page.pointer_id else None,
         "can_curate": can_curate and live,
+        "can_restore": can_curate and not live,
         "can_promote": can_curate and live and page.namespace == "auto",
         "edit_form": edit_form,
         "edit_from": edit_from,
@@ -370,3 +373,18 @@ def page_remove(request: HtmxHttpRequest, agent_id: str, page_id: int) -> HttpRe
         action=services.remove,
         note=lambda page: f"Removed {page.path}: its pointer row expired; no other memory changed.",
     )
+
+
+@login_required
+@require_POST
+def page_restore(request: HtmxHttpRequest, agent_id: str, page_id: int) -> HttpResponse:
+    """Bring a removed page back as it was (``services.restore``: a new pointer row, audited
+    ``wiki_restore``); a page that is not removed is refused in place (409, ``page_not_removed``)."""
+    access, page = _curator_page(request, agent_id, page_id)
+    try:
+        page = services.restore(page=page, actor=actor_of(request))
+    except engine.EngineError as exc:
+        return _respond(request, access, _page_or_404(page.agent_id, page.id),
+                        status=error_status(exc), error=exc.message)  # fmt: skip
+    note = f"Restored {page.path}: agents find it again."
+    return _respond(request, access, page, status=200, note=note)
