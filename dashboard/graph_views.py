@@ -19,6 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers, patch_vary_headers
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import trigger_client_event
@@ -514,7 +515,11 @@ def graph_merge(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
                     f"Merged “{result.alias}” into “{result.canonical}”: "
                     f"{moved} fact{'s now count' if moved != 1 else ' now counts'} for “{result.canonical}”."
                 )
-                context.update(done=result, note=note)
+                context.update(
+                    done=result,
+                    note=note,
+                    next=graph_url(aid, entity=result.canonical, node=result.canonical),
+                )
     if wants_fragment(request):
         response = render(request, "dashboard/_graph_merge.html", context, status=status)
         if note:
@@ -592,3 +597,64 @@ def _fact_or_404(agent_id: str, memory_id: str) -> engine.MemoryRecord:
     if record is None or record.subject is None:
         raise Http404("No such memory.")
     return record
+
+
+# --- undo a merge (issue 19 item 3) -----------------------------------------------------------------------
+
+
+def _undo_note(result: engine.MergeUndoResult) -> str:
+    note = f"Undid the merge of “{result.alias}” into “{result.canonical}”: “{result.alias}” is its own name again."
+    if result.restored_aliases:
+        names = ", ".join(f"“{n}”" for n in result.restored_aliases[:5])
+        more = f" and {len(result.restored_aliases) - 5} more" if len(result.restored_aliases) > 5 else ""
+        note += f" {names}{more} point{'s' if len(result.restored_aliases) == 1 else ''} at “{result.alias}” again."
+    return note
+
+
+def _next_url(request: HtmxHttpRequest, fallback: str) -> str:
+    target = request.POST.get("next", "")
+    if target.startswith("/") and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return fallback
+
+
+@login_required
+@require_POST
+def graph_merge_undo(request: HtmxHttpRequest, agent_id: str, event_id: int) -> HttpResponse:
+    """Undo a merge after the fact (``engine.alias_undo``: the alias removed, the names it flattened pointed
+    back, links derived again; audited ``merge_undone``). Curators of the agent's team; another agent's merge
+    is a 404 like a missing one; an undone merge or one later merges depend on is refused in place (409)."""
+    access = agent_access(request.user, agent_id, role=Role.CURATOR)
+    aid = access.agent.agent_id
+    status, note, error = 200, "", ""
+    result = None
+    try:
+        result = engine.alias_undo(agent_id=aid, event_id=event_id, actor=actor_of(request))
+    except engine.NotFound:
+        raise Http404("No such merge.") from None
+    except engine.EngineError as exc:
+        status, error = refusal(exc)
+    else:
+        note = _undo_note(result)
+    context = {
+        "agent": access.agent,
+        "event_id": event_id,
+        "undone": result is not None,
+        "note": note,
+        "error": error,
+        "can_curate": True,
+        "next": _next_url(request, graph_url(aid)),
+    }
+    if wants_fragment(request):
+        response = render(request, "dashboard/merge_undo.html#undo", context, status=status)
+        if result is not None:
+            trigger_client_event(response, "memdesk:toast", {"text": note, "level": "success"})
+            trigger_client_event(response, "memdesk:graph-changed", {"entity": result.alias})
+    elif result is not None:
+        messages.success(request, note)
+        response = redirect(context["next"])
+    else:
+        response = render(request, "dashboard/merge_undo.html", context, status=status)
+    return _respond(request, response)

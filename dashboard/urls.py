@@ -40,6 +40,11 @@ urlpatterns = [
     ),
     path("agents/<str:agent_id>/graph/merge/", graph_views.graph_merge, name="graph_merge"),
     path(
+        "agents/<str:agent_id>/graph/merges/<int:event_id>/undo/",
+        graph_views.graph_merge_undo,
+        name="graph_merge_undo",
+    ),
+    path(
         "agents/<str:agent_id>/graph/facts/<str:memory_id>/retract/",
         graph_views.graph_retract,
         name="graph_retract",

@@ -352,7 +352,17 @@ def audit_log(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
     f = form.filters()
     events = selectors.audit_events(aid, **f)
     page = Paginator(events, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
-    context: dict[str, Any] = {"agent": access.agent, "form": form, "filters": f, "page": page}
+    merges = [ev.id for ev in page.object_list if ev.action == "alias_add"]
+    context: dict[str, Any] = {
+        "agent": access.agent,
+        "form": form,
+        "filters": f,
+        "page": page,
+        # an "Undo merge" button on each merge row for curators (issue 19 item 3)
+        "can_curate": access.has_role(Role.CURATOR),
+        "undone_merges": engine.undone_merges(aid, merges) if merges else set(),
+        "next": request.get_full_path(),
+    }
     if not wants_fragment(request):
         context["actions"] = selectors.audit_actions(aid)
     return render_page(request, "dashboard/audit.html", context, fragment="results")
