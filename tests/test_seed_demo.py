@@ -248,6 +248,10 @@ class TestSeededDemo:
         pages = {p.slug: p for p in WikiPage.objects.filter(agent_id=A)}
         assert set(pages) == {doc.slug for doc in d.WIKI_PAGES}
         assert {p.doc_type for p in pages.values()} == {"sop", "policy", "charter", "reference"}
+        removed = [p for p in pages.values() if p.removed]
+        assert [p.slug for p in removed] == ["holiday-hours-2025"]  # the Removed list has a page to restore
+        assert Memory.objects.get(id=removed[0].pointer_id).valid_until is not None
+        pages = {slug: p for slug, p in pages.items() if not p.removed}
         curated = [p for p in pages.values() if p.namespace == "curated"]
         assert [p.slug for p in curated] == ["data-retention"]
         assert (curated[0].trust_text, curated[0].source_type) == ("0.800", "user_statement")

@@ -1,6 +1,6 @@
 """The wiki's part of ``manage.py seed_demo`` (found by name, see ``memory.contrib``): the support bot's auto
-pages (an SOP, a policy, a charter, a reference; en and zh), published through ``services.publish_auto``, one
-promoted."""
+pages (an SOP, a policy, a charter, references; en and zh), published through ``services.publish_auto``, one
+promoted and one removed (so the Removed list has a page to restore)."""
 
 from memory.management import demo_data as d
 
@@ -24,3 +24,5 @@ def seed_agent(agent_id: str, *, actor: str) -> None:
         )
         if doc.promote_reason:
             services.promote(page=page, actor=actor, reason=doc.promote_reason)
+        if doc.remove_reason:
+            services.remove(page=page, actor=actor, reason=doc.remove_reason)

@@ -392,7 +392,7 @@ RESEARCH_NOTES = [
     "Paper note: CJK search needs bigram tokenisation or a segmenter.",
 ]
 
-# --- wiki pages (support-bot): published by wiki/demo_seed.py through publish_auto, one promoted ----------
+# --- wiki pages (support-bot): published by wiki/demo_seed.py through publish_auto, one promoted, one removed --
 
 
 @dataclass(frozen=True)
@@ -404,6 +404,7 @@ class WikiDoc:
     original_text: str
     tags: tuple[str, ...] = ()
     promote_reason: str = ""  # non-empty: a curator promotes it to curated/
+    remove_reason: str = ""  # non-empty: a curator removed it (the wiki's Removed list, with its Restore button)
 
 
 WIKI_PAGES = [
@@ -465,5 +466,16 @@ WIKI_PAGES = [
         "- 辦公室網路維修：每月第一個週六凌晨，改在家處理工單。\n"
         "- Facilities issues go to the office manager through the internal helpdesk.\n",
         tags=("台北", "office"),
+    ),
+    WikiDoc(
+        "reference",
+        "holiday-hours-2025",
+        "Holiday support hours 2025",
+        "Reduced support hours over the 2025 holidays; replaced by the team charter's targets since.",
+        "## Hours\n\n"
+        "- 24–26 December: email only, answered the next business day.\n"
+        "- 31 December: chat until 15:00 UTC.\n",
+        tags=("hours",),
+        remove_reason="out of date: the 2025 holidays are over",
     ),
 ]
