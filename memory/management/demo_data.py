@@ -404,7 +404,9 @@ class WikiDoc:
     original_text: str
     tags: tuple[str, ...] = ()
     promote_reason: str = ""  # non-empty: a curator promotes it to curated/
-    remove_reason: str = ""  # non-empty: a curator removed it (the wiki's Removed list, with its Restore button)
+    remove_reason: str = (
+        ""  # non-empty: a curator removed it (the wiki's Removed list, with its Restore button)
+    )
 
 
 WIKI_PAGES = [
