@@ -85,6 +85,12 @@ def before_after(event: Any) -> tuple[str, str] | None:
         return (f"claimed by {d.get('taken_from', '')}", f"claimed by {event.actor}")
     if action == "knowledge_quarantined":
         return ("—", "held")
+    if action in ("alias_add", "merge_undone") and d.get("alias") and d.get("canonical"):
+        alone = f"“{d['alias']}” on its own"
+        if d.get("previous_canonical"):
+            alone = f"“{d['alias']}” = “{d['previous_canonical']}”"
+        merged = f"“{d['alias']}” = “{d['canonical']}”"
+        return (alone, merged) if action == "alias_add" else (merged, alone)
     if action == "origin_purge":
         return (f"{len(d.get('retracted') or [])} believed", f"{len(d.get('retracted') or [])} retracted")
     return None

@@ -5,7 +5,8 @@ Run in a child process (``python -m tests.dashboard.roles_provision``) with ``ME
 ``MEMDESK_DEMO_PASSWORD``: ``manage.py seed_demo`` (the demo's teams, users of every role, two agents of two
 teams, ten weeks of memory, wiki pages, one dream pass), then four more batches the burst guard holds on the
 support bot through the agent-facing write path (one written by an external MCP token, so its origin links to
-the token; one that would supersede a fact the user told the agent).
+the token; one that would supersede a fact the user told the agent), and two merges and two removed wiki pages
+for the curator to take back (one of each per width).
 """
 
 from __future__ import annotations
@@ -84,7 +85,23 @@ def main() -> int:
     from django.db.models import Count
 
     from memory.models import Memory
+    from wiki import services as wiki_services
     from wiki.models import WikiPage
+
+    # the curator's journey undoes a merge and restores a removed wiki page at each width (issue 19 item 3)
+    merges = [
+        engine.alias_add(agent_id=AGENT, canonical=canonical, alias=alias, actor="user:curator").event_id
+        for canonical, alias in (("Priya Raman", "P. Raman"), ("Dana Whitfield", "D. Whitfield"))
+    ]
+    old_page = wiki_services.publish_auto(
+        agent_id=AGENT, doc_type="reference", slug="old-escalation-list", title="Old escalation list",
+        summary="Who to page for outages, before the paging tool.", original_text="- Ops lead: page them.\n",
+        actor="auto-distill",
+    )  # fmt: skip
+    wiki_services.remove(page=old_page, actor="user:curator", reason="replaced by the paging tool")
+    removed_pages = sorted(
+        WikiPage.objects.filter(agent_id=AGENT, removed_at__isnull=False).values_list("id", flat=True)
+    )
 
     memory = (
         Memory.objects.filter(agent_id=AGENT, subject="Jordan Lee", predicate="marital_status")
@@ -105,6 +122,8 @@ def main() -> int:
         .annotate(n=Count("revisions"))
         .filter(n__gt=1)
         .exists(),
+        "merges": merges,
+        "removed_pages": removed_pages,
         "other_agent": OTHER_AGENT,
         "users": USERS,
         "password": os.environ["MEMDESK_DEMO_PASSWORD"],

@@ -9,7 +9,8 @@ Every step saves a screenshot under ``var/test-artifacts/<role>/<width>/`` (giti
 - viewer: the desk and the audit log are refused in words, with no links to them;
 - reviewer: the desk's compact list sorted by impact, a per-fact decision (approve four of five), a keyboard
   rejection with a number key, the decision in the audit log in words;
-- curator: the review queue and its decision log, a wiki page with its diff, a held batch linking its token;
+- curator: the review queue and its decision log, a wiki page with its diff, a held batch linking its token,
+  undoing a merge from the audit log and restoring a removed wiki page;
 - admin: the token behind an origin, the operations page's guard settings and an origin purge preview;
 - outsider (Northwind's admin): nothing of Acme's agent: the same 404 as an agent that does not exist, no link,
   no search hit.
@@ -180,6 +181,28 @@ class Journey:
         card = page.locator(f"#batch-{info['batches']['token']}")
         expect(card.locator(".batch-origin-detail")).to_contain_text("help-widget")
         self.shot("batch-token-origin")
+        self.take_back()
+
+    def take_back(self) -> None:
+        """Undo a merge from its audit log row, and restore a removed wiki page from the Removed list (one of
+        each per width, issue 19 item 3)."""
+        page, info = self.page, self.info
+        merge = info["merges"][1 if self.phone else 0]
+        page.goto(self.agent + "/audit/?action=alias_add")
+        row = page.locator(f"#audit-{merge}")
+        row.locator(f"#merge-undo-button-{merge}").click()
+        expect(row.locator(".merge-undo-done")).to_contain_text("Undid the merge of")
+        expect(row.locator(".merge-undo-button")).to_have_count(0)
+        self.shot("merge-undone")
+        page.goto(self.agent + "/audit/?action=merge_undone")
+        expect(page.locator("#audit-table .action-badge").first).to_have_text("Merge undone")
+        removed = info["removed_pages"][1 if self.phone else 0]
+        page.goto(self.agent + "/wiki/?status=removed")
+        page.locator(f"#wiki-restore-{removed} button").click()
+        expect(page).to_have_url(re.compile(rf"/wiki/{removed}/$"))
+        expect(page.locator("#wiki-page")).to_have_attribute("data-removed", "no")
+        expect(page.locator("body")).to_contain_text("agents find it again")
+        self.shot("wiki-restored")
 
     def admin(self) -> None:
         page, info = self.page, self.info
