@@ -66,7 +66,7 @@ def test_a_curator_undoes_a_merge_from_its_audit_log_row(client, curator, agent,
     # before → after in words: the merge joined the names, the undo parted them
     undo_row = log[log.index('data-action="merge_undone"') :]
     undo_row = undo_row[: undo_row.index("</tr>")]
-    assert "“bob” = “robert”</span> → <strong class=\"after\">“bob” on its own" in undo_row
+    assert '“bob” = “robert”</span> → <strong class="after">“bob” on its own' in undo_row
 
 
 def test_the_merged_panel_offers_the_undo(client, curator, agent):
