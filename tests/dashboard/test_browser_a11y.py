@@ -49,6 +49,8 @@ def pages(info: dict[str, Any]) -> list[tuple[str, str, str]]:
         ("insights", f"{a}/insights/", "viewer"),
         ("wiki", f"{a}/wiki/", "viewer"),
         ("wiki-page", f"{a}/wiki/{info['wiki_page']}/", "viewer"),
+        ("wiki-removed", f"{a}/wiki/?status=removed", "viewer"),  # a curator gets Restore buttons
+        ("wiki-removed-page", f"{a}/wiki/{info['removed_pages'][0]}/", "viewer"),
         ("review", f"{a}/review/", "viewer"),
         ("review-log", f"{a}/review/log/", "viewer"),
         ("discoveries", f"{a}/discoveries/", "viewer"),
