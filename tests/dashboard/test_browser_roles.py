@@ -204,6 +204,18 @@ class Journey:
         expect(page.locator("body")).to_contain_text("agents find it again")
         self.shot("wiki-restored")
 
+        # a merge made on the graph page is undone from its Merged panel, in place (HTMX)
+        page.goto(self.agent + "/graph/merge/preview/?canonical=%E6%9D%8E%E8%80%81%E9%97%86&alias=boss+li")
+        acknowledge = page.locator("#merge-acknowledge")
+        if acknowledge.count():
+            acknowledge.check()
+        page.locator("#merge-confirm-button").click()
+        panel = page.locator("#merge-panel")
+        expect(panel.locator("#merge-done")).to_contain_text("Merged “boss li”")
+        panel.locator(".merge-undo-button").click()
+        expect(panel.locator(".merge-undo-done")).to_contain_text("“boss li” is its own name again")
+        self.shot("merge-undone-in-panel")
+
     def admin(self) -> None:
         page, info = self.page, self.info
         page.goto(f"{self.agent}/quarantine/?batch={info['batches']['token']}")
