@@ -215,7 +215,8 @@ def _check_unchanged(agent_id: str, event: AuditEvent, names: list[str], target:
     moved = [n for n in names if now_map.get(n) != target]
     if moved:
         raise MergeChanged(
-            f"“{moved[0]}” no longer points at “{target}”: a later merge changed it; undo that merge first",
+            f"“{moved[0]}” no longer points at “{target}”: a later merge (or an erasure) changed it; "
+            "undo that merge first",
             field="event_id",
             names=moved[:20],
         )
