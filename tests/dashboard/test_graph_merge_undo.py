@@ -79,8 +79,10 @@ def test_the_merged_panel_offers_the_undo(client, curator, agent):
     )
     body = merged.content.decode()
     event_id = int(re.search(r'id="merge-undo-button-(\d+)"', body).group(1))
-    assert 'id="merge-done"' in body and "Undo merge" in body
-    assert client.post(undo_url(a, event_id), **HTMX).status_code == 200
+    assert 'id="merge-done"' in body and "Undo merge" in body and "Not the same entity after all?" in body
+    undone = client.post(undo_url(a, event_id), **HTMX)
+    assert undone.status_code == 200 and "“d.” is its own name again" in undone.content.decode()
+    assert "Not the same entity after all?" not in undone.content.decode()  # the swapped part drops the hint
     assert aliases(a) == []
 
 
