@@ -183,8 +183,7 @@ def key_picker(request: HtmxHttpRequest, access: AgentAccess) -> HttpResponse:
         "agent": access.agent,
         "form": form,
         "query": query,
-        "keys": selectors.fact_keys(aid, query=query, limit=KEY_PICKER_LIMIT, most_changed=True),
-        "total": selectors.fact_key_count(aid, query=query),
+        **selectors.key_picker_keys(aid, query=query, limit=KEY_PICKER_LIMIT),
         "limit": KEY_PICKER_LIMIT,
     }
     return render_page(request, "dashboard/timeline_keys.html", context, fragment="results")

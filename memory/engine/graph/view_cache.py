@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -44,6 +45,7 @@ stats = {"reads": 0, "hits": 0}
 def clear_view_cache() -> None:
     with _lock:
         _cache.clear()
+        _memo.clear()
 
 
 def next_change(agent_id: str, at: datetime) -> datetime | None:
@@ -94,3 +96,30 @@ def view_columns(agent_id: str, at: datetime, *, aliases: dict[str, str]) -> Edg
         else:
             _cache.pop(agent_id, None)
     return edges
+
+
+# --- other reads of an agent's facts that only writes change ------------------------------------------------
+
+MEMO_ENTRIES = 256
+_memo: OrderedDict[tuple[str, Any], tuple[Any, Any]] = OrderedDict()
+
+
+def generation_memo(agent_id: str, key: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()``, kept under (agent, ``key``) while the agent's graph generation is the same: for a read
+    of the agent's fact rows that depends on nothing but those rows (every fact row written, held, decided,
+    retracted, rekeyed or erased moves the generation). ``key`` names the read and its arguments. The value is
+    shared between callers: they must not change it."""
+    generation = _generation_key(agent_id)
+    with _lock:
+        found = _memo.get((agent_id, key))
+        if found is not None and found[0] == generation:
+            _memo.move_to_end((agent_id, key))
+            return found[1]
+    value = compute()
+    if generation[0] > 0 and generation[2] is not None:
+        with _lock:
+            _memo[(agent_id, key)] = (generation, value)
+            _memo.move_to_end((agent_id, key))
+            while len(_memo) > MEMO_ENTRIES:
+                _memo.popitem(last=False)
+    return value
