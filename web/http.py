@@ -53,10 +53,9 @@ class CappedPaginator(Paginator):
     say "more than"); walking further moves the cap along. A list that ends before the cap is counted exactly.
     """
 
-    def __init__(
-        self, object_list: Any, per_page: int, *, number: Any, ahead: int = COUNT_AHEAD_PAGES
-    ) -> None:
+    def __init__(self, object_list: Any, per_page: int, *, number: Any, ahead: int | None = None) -> None:
         super().__init__(object_list, per_page)
+        ahead = max(1, COUNT_AHEAD_PAGES if ahead is None else ahead)  # at least the next page: "Next" works
         self.cap = (page_number(number) + ahead) * per_page
         self.capped = False
 
