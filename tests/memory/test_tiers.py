@@ -375,4 +375,6 @@ def test_tier_counts_equal_joining_every_row_to_its_tier() -> None:
     counts = engine.tier_counts(agent_id=A)
     assert counts == joined(A)
     assert sum(1 for n in counts.values() if n) >= 3, counts
-    assert engine.tier_counts(agent_id=OTHER) == joined(OTHER) == {"hot": 1, "warm": 0, "cold": 0, "frozen": 0}
+    assert (
+        engine.tier_counts(agent_id=OTHER) == joined(OTHER) == {"hot": 1, "warm": 0, "cold": 0, "frozen": 0}
+    )
