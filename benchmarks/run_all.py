@@ -11,7 +11,8 @@ graph on vs off at 10k, 100k and 1M triples), the dream run figures (``bench_dre
 over an agent of 100k rows with 10 % planted conflicts, time per phase, peak memory, the judge's precision and
 recall), the discovery figures (``bench_discovery``: edges + Leiden + discovery at 10k, 100k and 1M facts, Leiden
 vs Louvain, the inbox page), the MCP figures (``bench_mcp``), the review queue page with 10k pending items
-(``bench_review_page``), the hostile-client figures (``bench_hostile``, issue 15) and the insights figures
+(``bench_review_page``), every main dashboard page at 10k and 100k memories (``bench_pages``: p50/p95 and the
+query count per size, in its own database files), the hostile-client figures (``bench_hostile``, issue 15) and the insights figures
 (``bench_insights``: search with the query journal and feedback term on vs off, the tiering job over 1M rows) run
 last on the same file; the injection-scan figures (``bench_injection``: latency per KB, rules alone as the
 baseline, the bad-input budget, and the recorded leave-one-source-out detection) need no database.
@@ -35,6 +36,7 @@ import bench_hostile  # noqa: E402
 import bench_injection  # noqa: E402
 import bench_insights  # noqa: E402
 import bench_mcp  # noqa: E402
+import bench_pages  # noqa: E402
 import bench_review_page  # noqa: E402
 import bench_search  # noqa: E402
 import bench_store  # noqa: E402
@@ -86,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         "--discovery-sizes",
         type=lambda s: [int(x) for x in s.split(",")],
         help="facts of the discovery agents (default 10000,100000,1000000; --quick: 10000)",
+    )
+    ap.add_argument(
+        "--skip-pages", action="store_true", help="skip every main page at 10k and 100k (bench_pages)"
     )
     ap.add_argument("--skip-injection", action="store_true", help="skip the injection-scan figures")
     ap.add_argument(
@@ -179,6 +184,15 @@ def main(argv: list[str] | None = None) -> int:
             desk = bench_desk_page.measure(memories=10_000 if args.quick else 100_000)
             results += desk
             print(table(desk), flush=True)
+        if not args.skip_pages:
+            page_sizes = [10_000] if args.quick else [10_000, 100_000]
+            print(
+                f"\n== every main page at {page_sizes} memories (agent {bench_pages.AGENT}, own files)",
+                flush=True,
+            )
+            pages = bench_pages.measure(sizes=page_sizes)
+            results += pages
+            print(bench_pages.table(pages), flush=True)
         if not args.skip_hostile:
             print(
                 "\n== hostile clients (issue 15; same database; PostgreSQL: bench_hostile.py --pg)",

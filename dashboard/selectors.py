@@ -46,7 +46,10 @@ class AgentSummary:
 
 
 def agents_with_counts(agents: QuerySet[Agent], *, at: datetime | None = None) -> list[AgentSummary]:
-    """The given agents with their memory counts: two queries whatever the number of agents."""
+    """The given agents with their memory counts: two queries whatever the number of agents. Every column the
+    counts read is in the (agent, layer, quarantined, invalidated_by_event, valid_from, valid_until, subject)
+    index, and ``agent_id`` (never null) is what is counted, so the rows themselves are never read (as in
+    ``engine.summarize``: ``Count("id")`` made SQLite visit every row, ≈ 110 ms at 100k memories)."""
     at = at or timezone.now()
     agent_list = list(agents)
     if not agent_list:
@@ -57,11 +60,11 @@ def agents_with_counts(agents: QuerySet[Agent], *, at: datetime | None = None) -
         .order_by()
         .values("agent_id")
         .annotate(
-            current=Count("id", filter=cur),
-            facts=Count("id", filter=cur & Q(subject__isnull=False)),
-            quarantined=Count("id", filter=Q(quarantined=True) & engine.NOT_RETRACTED),
-            retracted=Count("id", filter=engine.RETRACTED),
-            total=Count("id"),
+            current=Count("agent_id", filter=cur),
+            facts=Count("subject", filter=cur),
+            quarantined=Count("agent_id", filter=Q(quarantined=True) & engine.NOT_RETRACTED),
+            retracted=Count("agent_id", filter=engine.RETRACTED),
+            total=Count("agent_id"),
         )
     )
     by_agent = {r.pop("agent_id"): AgentCounts(**r) for r in rows}
@@ -227,16 +230,20 @@ def related_rows(record: engine.MemoryRecord) -> RelatedRows:
     ids = {record.supersedes, record.superseded_by, (record.metadata or {}).get(CONTINUATION_KEY)}
     ids |= {i for i in (record.derived_from or []) if isinstance(i, str)}
     ids = {i for i in ids if isinstance(i, str) and i}
-    q = Q(id__in=sorted(ids))
+    # the agent is repeated inside each branch: SQLite then answers each from its own index (the primary key;
+    # the (agent, subject, predicate, ...) key index) instead of walking every row of the agent (≈ 50 ms at
+    # 100k memories with one ``agent_id = ?`` outside the OR)
+    q = Q(agent_id=record.agent_id, id__in=sorted(ids))
     if record.subject and record.predicate:
         q |= Q(
+            agent_id=record.agent_id,
             subject=record.subject,
             predicate=record.predicate,
             **{f"metadata__{CONTINUATION_KEY}": record.id},
         )
     if not ids and not (record.subject and record.predicate):
         return RelatedRows()
-    rows = records(Memory.objects.filter(agent_id=record.agent_id).filter(q).order_by("valid_from", "id"))
+    rows = records(Memory.objects.filter(q).order_by("valid_from", "id"))
     by_id = {r.id: r for r in rows if r.id in ids}
     continued = [r for r in rows if (r.metadata or {}).get(CONTINUATION_KEY) == record.id]
     return RelatedRows(by_id, continued)
@@ -288,6 +295,20 @@ def fact_key_count(agent_id: str, *, query: str = "") -> int:
     if query:
         qs = qs.filter(key_filter(query))
     return qs.order_by().values("subject", "predicate").distinct().count()
+
+
+def key_picker_keys(agent_id: str, *, query: str, limit: int) -> dict[str, Any]:
+    """The key picker's ``keys`` (most changed first) and their ``total``: grouping every fact row of the agent
+    (≈ 50 ms at 100k memories), so the answer is kept while the agent's graph generation stands (every fact
+    row written, held, decided, rekeyed or erased moves it; ``engine.generation_memo``): one query then."""
+
+    def read() -> dict[str, Any]:
+        return {
+            "keys": fact_keys(agent_id, query=query, limit=limit, most_changed=True),
+            "total": fact_key_count(agent_id, query=query),
+        }
+
+    return dict(engine.generation_memo(agent_id, ("key_picker", query, limit), read))
 
 
 @dataclass(frozen=True)

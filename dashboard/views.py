@@ -21,7 +21,7 @@ from django_htmx.http import trigger_client_event
 from memory import engine
 from memory.models import Mistake, Role
 from web.access import AgentAccess, admins_only, agent_access, login_required, reviewers_only, visible_agents
-from web.http import HtmxHttpRequest, actor_of, refusal, render_page, wants_fragment
+from web.http import HtmxHttpRequest, actor_of, capped_page, refusal, render_page, wants_fragment
 
 from . import selectors, timeline_chart
 from .forms import (
@@ -87,7 +87,10 @@ def memory_list(request: HtmxHttpRequest, agent_id: str) -> HttpResponse:
             origin=f["origin"],
             origin_cls=f["origin_class"],
         )
-    page = Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
+    # ranked hits are at most SEARCH_LIMIT; rows are counted only a few pages ahead (100k rows are never all
+    # counted for one page)
+    number = request.GET.get("page")
+    page = Paginator(items, PAGE_SIZE).get_page(number) if ranked else capped_page(items, PAGE_SIZE, number)
     rows = list(page.object_list) if ranked else selectors.records(page.object_list)
     context: dict[str, Any] = {
         "agent": access.agent,
@@ -183,8 +186,7 @@ def key_picker(request: HtmxHttpRequest, access: AgentAccess) -> HttpResponse:
         "agent": access.agent,
         "form": form,
         "query": query,
-        "keys": selectors.fact_keys(aid, query=query, limit=KEY_PICKER_LIMIT, most_changed=True),
-        "total": selectors.fact_key_count(aid, query=query),
+        **selectors.key_picker_keys(aid, query=query, limit=KEY_PICKER_LIMIT),
         "limit": KEY_PICKER_LIMIT,
     }
     return render_page(request, "dashboard/timeline_keys.html", context, fragment="results")

@@ -6,6 +6,8 @@ from typing import Any, NamedTuple
 
 from django import forms
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
@@ -32,6 +34,47 @@ def render_page(
     response = render(request, name, context)
     patch_vary_headers(response, ("HX-Request",))
     return response
+
+
+COUNT_AHEAD_PAGES = 40
+
+
+def page_number(value: Any) -> int:
+    """A ``?page=`` value as a page number (1 for anything that is not a positive number, as ``get_page``)."""
+    try:
+        return max(1, int(str(value)))
+    except (TypeError, ValueError):
+        return 1
+
+
+class CappedPaginator(Paginator):
+    """A paginator over a QuerySet that counts its rows only up to ``ahead`` pages past the asked one, so a page
+    of a list of 100k rows never counts them all (``count`` is then that many and ``capped`` is set: templates
+    say "more than"); walking further moves the cap along. A list that ends before the cap is counted exactly.
+    """
+
+    def __init__(self, object_list: Any, per_page: int, *, number: Any, ahead: int | None = None) -> None:
+        super().__init__(object_list, per_page)
+        ahead = max(1, COUNT_AHEAD_PAGES if ahead is None else ahead)  # at least the next page: "Next" works
+        self.cap = (page_number(number) + ahead) * per_page
+        self.capped = False
+
+    @property
+    def count(self) -> int:  # type: ignore[override]
+        if "_capped_count" not in self.__dict__:
+            if isinstance(self.object_list, QuerySet):
+                n = self.object_list[: self.cap + 1].count()
+            else:
+                n = len(self.object_list)
+            self.capped = n > self.cap
+            self.__dict__["_capped_count"] = min(n, self.cap)
+        return int(self.__dict__["_capped_count"])
+
+
+def capped_page(items: Any, per_page: int, number: Any) -> Any:
+    """The page ``number`` of ``items`` (``get_page``: out-of-range numbers give the last page), counted with a
+    ``CappedPaginator``."""
+    return CappedPaginator(items, per_page, number=number).get_page(number)
 
 
 def actor_of(request: HtmxHttpRequest) -> str:

@@ -169,7 +169,10 @@ def apply_fact(fact: FactInput, *, quarantine: bool = False, t: datetime | None 
     values = _row_values(fact, mid, start, end, t, quarantined=quarantine)
     if quarantine:
         rawsql.insert(Memory, values)
-        c.ensure_agent(fact.agent_id, bump_generation=False)
+        # no believed row changed, but the curator's graph shows held facts (flagged): its cached columns
+        # (graph.view_cache) must see this row, so the generation moves (the search graph's delta reads the
+        # row, finds it held and changes nothing)
+        c.bump_generation(fact.agent_id, {mid})
         return StoreResult(mid, "quarantined", write_id=wid)
     rows[mid] = Memory(**values)
     changed = rederive_key(

@@ -346,3 +346,35 @@ def test_a_full_text_entry_not_where_it_was_read_is_still_replaced(monkeypatch) 
     with connection.cursor() as cur:
         cur.execute("SELECT doc FROM memories_fts WHERE memory_id = %s", [mid])
         assert [r[0] for r in cur.fetchall()] == [Memory.objects.get(id=mid).content]
+
+
+def test_tier_counts_equal_joining_every_row_to_its_tier() -> None:
+    """``tier_counts`` counts hot rows as what the other tiers leave of all believed rows (issue 19: the join of
+    every row was the insights page's cost at 100k): the same counts as the plain join, over every tier and with
+    tiered rows that stopped being believed (retracted after they went cold) and rows of another agent."""
+    from memory.engine import rawsql
+    from memory.engine.belief import believed_sql
+
+    def joined(agent_id: str) -> dict[str, int]:
+        rows = rawsql.run(
+            "SELECT COALESCE(t.tier, 'hot'), COUNT(*) FROM memories m LEFT JOIN memory_tiers t"
+            f" ON t.memory_id = m.id WHERE m.agent_id = %s AND {believed_sql('m')} GROUP BY 1",
+            [agent_id],
+        ).fetchall()
+        found = {str(tier): int(n) for tier, n in rows}
+        return {tier: found.get(tier, 0) for tier in ("hot", "warm", "cold", "frozen")}
+
+    for days in (0, 0, 380, 380, 90, 20, 20, 20):  # frozen, cold, warm and hot rows after the retier below
+        store_at(T0 + timedelta(days=days), LONG)
+    doomed = store_at(T0, LONG, origin="channel:spam")
+    with time_machine.travel(T0, tick=False):
+        engine.store(agent_id=OTHER, content=LONG)
+    retier_at(T0 + timedelta(days=400))
+    assert tier_of(doomed) != "hot"
+    engine.invalidate_by_origin(agent_id=A, origin="channel:spam")  # a tiered row no longer believed
+    counts = engine.tier_counts(agent_id=A)
+    assert counts == joined(A)
+    assert sum(1 for n in counts.values() if n) >= 3, counts
+    assert (
+        engine.tier_counts(agent_id=OTHER) == joined(OTHER) == {"hot": 1, "warm": 0, "cold": 0, "frozen": 0}
+    )

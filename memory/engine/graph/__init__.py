@@ -57,6 +57,7 @@ from .ppr import (
     rank,
 )
 from .scan import GRAPH_SCAN_INDEX, EdgeColumns, FactColumns, scan_facts
+from .view_cache import generation_memo
 
 __all__ = [
     "DAMPING",
@@ -99,6 +100,7 @@ __all__ = [
     "relink_since",
     "graph_scores",
     "graph_view",
+    "generation_memo",
     "load_graph",
     "memory_scores",
     "normalize_entity",

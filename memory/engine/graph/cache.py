@@ -41,8 +41,11 @@ def delta_limit(graph: Graph) -> int:
 
 
 def clear_cache() -> None:
+    from .view_cache import clear_view_cache
+
     with _cache_lock:
         _cache.clear()
+    clear_view_cache()
 
 
 def _generation_key(agent_id: str) -> Any:

@@ -17,7 +17,7 @@ from ..types import InvalidArgument, MemoryRecord
 from .aliases import _alias_map
 from .build import _arrow_indices
 from .names import _check_alias_name, _check_name, _Resolver, normalize_entity
-from .scan import _edge_columns
+from .view_cache import view_columns
 
 MAX_EXPORT_LIMIT = 10_000
 
@@ -189,7 +189,7 @@ def graph_view(
     if entity is not None and normalize_entity(entity):
         norm = normalize_entity(entity)
         focus = aliases.get(norm, norm)
-    edges = _edge_columns(agent_id, c.now(), aliases=aliases)
+    edges = view_columns(agent_id, c.now(), aliases=aliases)
     s, o = edges.subjects, edges.objects
     keep = (s >= 0) & (o >= 0) & (edges.trusts >= trust)
     if predicate:
