@@ -144,6 +144,18 @@ class HashedText:
         self._words_at = bounds[n_chars] if len(bounds) > n_chars else (0, 0)
         self._bigrams_at = bounds[n_chars + 1] if len(bounds) > n_chars + 1 else (0, 0)
 
+    def _chunks(self, lo: int, hi: int, w_lo: int, w_hi: int) -> list[np.ndarray]:
+        """The slices of ``_buckets`` holding the n-grams that start in view[lo:hi] (words ``w_lo:w_hi``)."""
+        buckets = self._buckets
+        a = 0 if lo <= 0 else lo + 1  # character n-gram i starts at max(i - 1, 0)
+        chunks = [
+            buckets[start + min(a, end - start) : start + min(hi + 1, end - start)]
+            for start, end in self._parts
+        ]
+        for start, end in (self._words_at, self._bigrams_at):  # bigram j starts where word j does
+            chunks.append(buckets[start + min(w_lo, end - start) : start + min(w_hi, end - start)])
+        return chunks
+
     def features(self, lo: int = 0, hi: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(sorted feature indices, L2-normalised 1 + log(count) values) of the n-grams starting in
         view[lo:hi] (all of them by default)."""
@@ -152,15 +164,8 @@ class HashedText:
             joined = np.sort(buckets)
         else:
             hi = self.length if hi is None else hi
-            a = 0 if lo <= 0 else lo + 1  # character n-gram i starts at max(i - 1, 0)
-            chunks = [
-                buckets[start + min(a, end - start) : start + min(hi + 1, end - start)]
-                for start, end in self._parts
-            ]
             w_lo, w_hi = np.searchsorted(self._word_starts, (lo, hi)).tolist()
-            for start, end in (self._words_at, self._bigrams_at):  # bigram j starts where word j does
-                chunks.append(buckets[start + min(w_lo, end - start) : start + min(w_hi, end - start)])
-            joined = np.concatenate(chunks)
+            joined = np.concatenate(self._chunks(lo, hi, w_lo, w_hi))
             joined.sort()
         if joined.size == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
@@ -176,6 +181,50 @@ class HashedText:
         values = _one_plus_log(counts)
         values /= np.float32(math.sqrt(float(np.dot(values, values))))
         return idx, values
+
+    def features_in(self, spans: list[tuple[int, int]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``[self.features(lo, hi) for lo, hi in spans]``, the same arrays, with one sort for a few windows:
+        each window's buckets are offset by its number times ``n_features``, so sorting them all at once sorts
+        each window's run by bucket, and one pass finds every (window, bucket) count."""
+        if len(spans) == 1 or len(spans) > _BATCH_WINDOWS:
+            return [self.features(lo, hi) for lo, hi in spans]
+        bits = self.config.hash_bits
+        cuts = np.searchsorted(self._word_starts, [x for span in spans for x in span]).tolist()
+        chunks: list[np.ndarray] = []
+        sizes: list[int] = []
+        for k, (lo, hi) in enumerate(spans):
+            parts = self._chunks(lo, hi, cuts[2 * k], cuts[2 * k + 1])
+            chunks += parts
+            sizes.append(sum(len(c) for c in parts))
+        keys = np.concatenate(chunks)
+        keys += np.repeat(np.arange(len(spans), dtype=np.int64) << bits, sizes)
+        keys.sort()
+        out: list[tuple[np.ndarray, np.ndarray]] = []
+        if keys.size == 0:
+            return [(np.zeros(0, np.int64), np.zeros(0, np.float32)) for _ in spans]
+        first = np.empty(keys.size, dtype=bool)
+        first[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=first[1:])
+        at = np.flatnonzero(first)
+        runs = keys[at]
+        counts = np.empty_like(at)
+        np.subtract(at[1:], at[:-1], out=counts[:-1])
+        counts[-1] = keys.size - at[-1]
+        runs_window = runs >> bits
+        bounds = np.searchsorted(runs_window, np.arange(len(spans) + 1)).tolist()
+        idx_all = runs & (self.config.n_features - 1)
+        for k in range(len(spans)):
+            a, b = bounds[k], bounds[k + 1]
+            if a == b:
+                out.append((np.zeros(0, np.int64), np.zeros(0, np.float32)))
+                continue
+            values = _one_plus_log(counts[a:b])  # a new array (a table look-up or a computation)
+            values /= np.float32(math.sqrt(float(np.dot(values, values))))
+            out.append((idx_all[a:b], values))
+        return out
+
+
+_BATCH_WINDOWS = 8  # more windows than this are sorted one by one (one large sort is slower than many small)
 
 
 def windows(length: int, config: FeatureConfig) -> list[tuple[int, int]]:
