@@ -57,7 +57,7 @@ class Model:
     def probability(self, view: str) -> float:
         """P(attack) for a normalised text view: the largest over its windows."""
         hashed = HashedText(view, self.features)
-        best = max(self.logit(*f) for f in hashed.features_in(windows(len(view), self.features)))
+        best = max(self.logit(*hashed.features(lo, hi)) for lo, hi in windows(len(view), self.features))
         return _sigmoid(best)
 
 
