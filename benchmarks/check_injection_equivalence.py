@@ -16,7 +16,6 @@ import argparse
 import importlib
 import importlib.util
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -118,5 +117,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     raise SystemExit(main())

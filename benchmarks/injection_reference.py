@@ -5,13 +5,15 @@
     ref_scan = importlib.import_module(f"{ref.__name__}.scan").scan_text
 
 The ref's files are extracted with ``git archive`` into a temporary folder (its model and rules file included),
-so the reference needs no second worktree.
+so the reference needs no second worktree (the folder is removed at exit).
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import io
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -33,6 +35,7 @@ def load_at(ref: str, name: str = "memdesk_injection_ref") -> ModuleType:
         capture_output=True,
     ).stdout
     folder = Path(tempfile.mkdtemp(prefix="injection-ref-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         tar.extractall(folder, filter="data")
     package = folder / PACKAGE_PATH
