@@ -2,6 +2,7 @@
 
     python benchmarks/bench_injection.py            # 200-character, 1 KB, 10 KB and 64 KB inputs
     python benchmarks/bench_injection.py --quick     # fewer repetitions
+    python benchmarks/bench_injection.py --against main   # also the scan at a git ref, same texts, same run
 
 Latency: p50/p95 CPU microseconds per call and per KB, for the rules alone (``scan_rules``) and the rules with the
 classifier (``scan_text``), timed on the same texts in the same run, alternating. Inputs are built
@@ -11,6 +12,9 @@ randomly chosen items until the size is reached:
 * ``ordinary``: template chat turns, stored facts, support messages and deployment notes (no hard negatives);
 * ``chat``: every conversational benign item, including the hard-negative chat dense in trigger words;
 * ``attack``: attack items (many rules fire; decoding views are built).
+
+With ``--against REF`` the package as it is at that git ref (benchmarks/injection_reference.py) is timed in the
+same loop (rules + classifier), so a speed change is measured against its baseline under the same load.
 
 Pathological inputs (empty, 64 KB of text, binary junk, NUL bytes, lone surrogates, 10,000 zero-width
 characters, nested base64, U+FDFA repeated, which NFKC expands 18x): the slowest of a few full scans, against
@@ -92,8 +96,13 @@ def pathological() -> dict[str, str]:
     }
 
 
-def measure(quick: bool = False) -> dict[str, Any]:
+def measure(quick: bool = False, against: str | None = None, only: str | None = None) -> dict[str, Any]:
     pkg = load_package()
+    ref_full = None
+    if against:
+        from injection_reference import load_at
+
+        ref_full = importlib.import_module(f"{load_at(against).__name__}.scan").scan_text
     scan = importlib.import_module(f"{pkg.__name__}.scan")
     classifier = importlib.import_module(f"{pkg.__name__}.classifier")
     model = classifier.current()
@@ -102,6 +111,8 @@ def measure(quick: bool = False) -> dict[str, Any]:
     pools = _pools(load_corpus())
     latency = []
     for name, pool in pools.items():
+        if only and name != only:
+            continue
         for size in SIZES:
             count = {200: 300, 1000: 300, 10_000: 40, 65_536: 10}[size]
             count = max(5, count // 5) if quick else count
@@ -109,12 +120,19 @@ def measure(quick: bool = False) -> dict[str, Any]:
             for text in texts[:3]:  # warm-up
                 full(text)
                 rules(text)
-            t_rules, t_full = [], []
+                if ref_full is not None:
+                    ref_full(text)
+            t_rules, t_full, t_ref = [], [], []
             for text in texts:
                 t_rules.append(_time(rules, text))
                 t_full.append(_time(full, text))
+                if ref_full is not None:
+                    t_ref.append(_time(ref_full, text))
             row: dict[str, Any] = {"input": name, "chars": size, "n": count}
-            for label, timings in (("rules", t_rules), ("rules+classifier", t_full)):
+            timed = [("rules", t_rules), ("rules+classifier", t_full)]
+            if ref_full is not None:
+                timed.append((f"rules+classifier@{against}", t_ref))
+            for label, timings in timed:
                 p50 = _percentile(timings, 0.50)
                 row[label] = {
                     "p50_us": round(p50, 1),
@@ -123,6 +141,8 @@ def measure(quick: bool = False) -> dict[str, Any]:
                     "p50_us_per_kb": round(p50 * 1024 / size, 1),
                     "p95_us_per_kb": round(_percentile(timings, 0.95) * 1024 / size, 1),
                 }
+            if ref_full is not None:
+                row["speedup_p50"] = round(_percentile(t_ref, 0.5) / _percentile(t_full, 0.5), 2)
             latency.append(row)
     worst = {}
     for name, text in pathological().items():
@@ -134,6 +154,10 @@ def measure(quick: bool = False) -> dict[str, Any]:
             "verdict": result.verdict,
             "met": max(runs) <= BUDGET_64KB_MS,
         }
+        if ref_full is not None:
+            worst[name][f"max_ms@{against}"] = round(
+                max(_time(ref_full, text) / 1000 for _ in range(2 if quick else 5)), 2
+            )
     recorded = json.loads(RECORD.read_text(encoding="utf-8")) if RECORD.is_file() else None
     loso = recorded["leave_one_source_out"] if recorded else None
     goal_rows = [r for r in latency if r["chars"] >= 1000]
@@ -218,8 +242,12 @@ def results(quick: bool = False) -> list[dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument(
+        "--against", metavar="REF", help="also time the scan at this git ref (same texts, same run)"
+    )
+    ap.add_argument("--only", choices=("ordinary", "chat", "attack"), help="time only this input pool")
     args = ap.parse_args(argv)
-    print(json.dumps(measure(quick=args.quick), indent=2))
+    print(json.dumps(measure(quick=args.quick, against=args.against, only=args.only), indent=2))
     return 0
 
 

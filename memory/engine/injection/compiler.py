@@ -335,6 +335,10 @@ _ANCHOR_WORDS = frozenset(w for r in _ALL_RULES if r.starts for w in r.starts if
 _LIT_START_SET = frozenset(w for r in _ALL_RULES if r.starts for w in r.starts if not _WORD.fullmatch(w))
 
 
+# characters that make ASCII ``\b`` differ from a boundary of ``[a-z0-9]+`` runs
+_NOT_B = re.compile("[A-Z_]")
+
+
 class _Triggers:
     """Finding which of a set of triggers a view holds. Words are looked up among the view's words. The others
     (Chinese, symbols): one trie scan finds the longest trigger at each match position (the trie tries the longer
@@ -353,11 +357,34 @@ class _Triggers:
         self.prefixes = {t: frozenset(t[:k] for k in range(1, len(t) + 1) if t[:k] in sub_set) for t in subs}
         anchors = frozenset(w for r in rules if r.starts for w in r.starts if _WORD.fullmatch(w))
         self.tracked = self.words | anchors  # words whose positions the matcher looks up
+        # one scan finds every tracked word that is a whole [a-z0-9]+ run (the trie tries longer words first);
+        # ``\b`` in ASCII mode is the same boundary, and quicker, when the text has no "_" or capital letter
+        trie = _trie_regex(self.tracked)
+        self._tracked_scan = re.compile(f"(?<![a-z0-9])(?:{trie})(?![a-z0-9])")
+        self._tracked_scan_b = re.compile(f"\\b(?:{trie})\\b", re.ASCII)
 
-    def present(self, text: str, glued: bool) -> set[str]:
+    def positions(self, text: str) -> dict[str, list[int]]:
+        """Start positions of the tracked words in ``text``, as ``_WORD`` tokens (whole runs of letters and
+        digits): ``{word: [start, ...]}``."""
+        scan = self._tracked_scan if _NOT_B.search(text) else self._tracked_scan_b
+        found: dict[str, list[int]] = {}
+        for m in scan.finditer(text):
+            word = m.group()
+            hits = found.get(word)
+            if hits is None:
+                found[word] = [m.start()]
+            else:
+                hits.append(m.start())
+        return found
+
+    def present(self, text: str, glued: bool, positions: dict[str, list[int]] | None = None) -> set[str]:
+        """The triggers ``text`` holds; ``positions`` (from :meth:`positions`) spares the word scan."""
         if glued:  # no word boundaries left: every trigger is a substring check
             return {t for t in self.all if t in text}
-        found = set(self.words.intersection(_WORD.findall(text)))
+        if positions is None:
+            found = set(self.words.intersection(_WORD.findall(text)))
+        else:
+            found = set(self.words.intersection(positions))
         scan = self.ascii_scan if text.isascii() else self.sub_scan
         if scan is None or (scan is self.ascii_scan and scan.search(text) is None):
             return found

@@ -13,6 +13,8 @@ from .intent import ViewText
 from .lexicon import (
     _CLAUSE,
     _L_ANY,
+    _L_OBJ,
+    _L_SEND,
     _LEX_TOKEN,
     _P_AFTER_END,
     _P_END_OF,
@@ -94,6 +96,20 @@ def _run_view(piece: str, detectors: list[Detector] | None = None) -> list[str]:
     return [rule_id for d in detectors if (rule_id := d.fn(v)) is not None]
 
 
+def _relaxed_may_differ(clause: str) -> bool:
+    """Whether the English clause detectors may find something else in ``clause`` read relaxed (hidden text)
+    than read plainly. Relaxed reading changes only two things (``clause.py``): "the" counts as a target of an
+    instruction noun, and a send verb with any destination counts; so the clause needs "the" and an instruction
+    noun, or a send verb. Checked on the clause's words and their forms without "'s" (``EnClause``'s tokens);
+    a clause with "system" in it (which ``EnClause`` may rewrite) always may differ."""
+    if "system" in clause:
+        return True
+    words = set(_LEX_TOKEN.findall(clause))
+    if "'" in clause:
+        words |= {t[:-2] for t in words if t.endswith("'s")}
+    return not words.isdisjoint(_L_SEND) or ("the" in words and not words.isdisjoint(_L_OBJ))
+
+
 def _run_en(clause: str, relaxed: bool, detectors: list[Detector] | None = None) -> list[str]:
     detectors = REGISTRY["en"] if detectors is None else detectors
     if not detectors:
@@ -168,7 +184,9 @@ def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
         hits = []
         if en and _any_between(en_at, lo, hi) and (clause, plain) not in found.en_clauses:
             found.en_clauses.add((clause, plain))
-            hits = _run_en(clause, not plain, _live("en", found, plain))
+            # read plainly before, and reading it relaxed cannot differ: the same findings, recorded already
+            if plain or (clause, True) not in found.en_clauses or _relaxed_may_differ(clause):
+                hits = _run_en(clause, not plain, _live("en", found, plain))
         if zh and _any_between(zh_at, lo, hi):
             before = found.zh_clauses.get(clause)
             if before is None or not (before or not plain):

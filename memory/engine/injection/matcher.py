@@ -97,9 +97,10 @@ class _View:
         """``triggers``: the triggers of the rules this view is run with (all of them by default)."""
         self.text = text
         self.glued = glued
-        self.present = triggers.present(text, glued)
         self._tracked = triggers.tracked
-        self._anchors: dict[str, list[int]] | None = None
+        # the tracked words' positions (one scan) also tell which word triggers are present
+        self._anchors: dict[str, list[int]] | None = None if glued else triggers.positions(text)
+        self.present = triggers.present(text, glued, self._anchors)
         self._spans: dict[frozenset[str], list[tuple[int, int]]] | None = None
         self._clause_at: list[int] | None = None
         self._trigger_clauses: dict[str, set[int]] | None = None
@@ -108,7 +109,7 @@ class _View:
 
     def anchors(self) -> dict[str, list[int]]:
         """Start positions of the words that rules start with or are triggered by."""
-        if self._anchors is None:
+        if self._anchors is None:  # a glued view (its anchored rules are searched, not matched at words)
             found: dict[str, list[int]] = {}
             tracked = self._tracked
             for m in _WORD.finditer(self.text):

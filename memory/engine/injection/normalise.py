@@ -162,7 +162,11 @@ def _strip_wrappers(text: str) -> str:
         text = _CODE_FENCE.sub(" ", text)
     if "_" in text:  # "_emphasis_" and "__bold__", not snake_case names
         text = _MD_UNDERSCORE.sub(" ", text)
-    return _MD_SPACE.sub(" ", _MD_DROP.sub("", text))
+    if "*" in text or "`" in text or "\\" in text or "~" in text:  # what _MD_DROP can match
+        text = _MD_DROP.sub("", text)
+    if "#" in text or ">" in text or "|" in text:  # what _MD_SPACE can match
+        text = _MD_SPACE.sub(" ", text)
+    return text
 
 
 def _count_zero_width(raw: str) -> int:
@@ -217,12 +221,13 @@ def prepare(raw: str, limit: int, expanded_limit: int | None = None) -> Prepared
     if entities:  # "&#73;gnore": decode, then fold again (the entity may spell a capital or a look-alike)
         folded_nozw = _fold_text(html.unescape(folded_nozw))
     stripped = _strip_wrappers(folded_nozw)
+    raw_view = _collapse(folded_nozw)
     return Prepared(
         nfkc=nfkc,
         folded_nozw=folded_nozw,
-        raw_view=_collapse(folded_nozw),
+        raw_view=raw_view,
         stripped=stripped,
-        text_view=_collapse(stripped),
+        text_view=raw_view if stripped == folded_nozw else _collapse(stripped),
         has_zw=has_zw,
         obfuscated=mixed_script or zw_inside or entities,
         expanded=expanded,
