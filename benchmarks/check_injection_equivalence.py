@@ -2,6 +2,7 @@
 
     python benchmarks/check_injection_equivalence.py --against main
     python benchmarks/check_injection_equivalence.py --against main --data ../shared/data/injection/train.jsonl
+    (../shared/ exists only on the development machine; any JSONL with a "text" field will do)
 
 Inputs: every text of the given JSON-lines files (``text`` field), the snapshot inputs of
 tests/data/injection_equivalence (the repo's sample and corpus, long joined texts, the pathological inputs)

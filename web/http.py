@@ -39,10 +39,14 @@ def render_page(
 COUNT_AHEAD_PAGES = 40
 
 
+MAX_PAGE = 10**9  # far past any list; keeps the capped count's LIMIT inside a 64-bit integer
+
+
 def page_number(value: Any) -> int:
-    """A ``?page=`` value as a page number (1 for anything that is not a positive number, as ``get_page``)."""
+    """A ``?page=`` value as a page number: 1 for anything that is not a positive number, at most ``MAX_PAGE``
+    (a larger number asks for the last page all the same)."""
     try:
-        return max(1, int(str(value)))
+        return min(MAX_PAGE, max(1, int(str(value)[:20])))
     except (TypeError, ValueError):
         return 1
 
@@ -74,6 +78,7 @@ class CappedPaginator(Paginator):
 def capped_page(items: Any, per_page: int, number: Any) -> Any:
     """The page ``number`` of ``items`` (``get_page``: out-of-range numbers give the last page), counted with a
     ``CappedPaginator``."""
+    number = page_number(number)
     return CappedPaginator(items, per_page, number=number).get_page(number)
 
 

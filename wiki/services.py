@@ -683,6 +683,8 @@ def restore(*, page: WikiPage, actor: str, reason: str = "") -> WikiPage:
     page.removed_at, page.removed_reason, page.updated = None, "", t
     page.save(update_fields=["removed_at", "removed_reason", "updated"])
     stored = repoint(page, actor=actor, curated=page.namespace == "curated")
+    if stored.outcome == "dropped":  # agents could not find it again: nothing is restored
+        raise InjectionBlocked("the page's pointer row was dropped: " + (stored.reason or ""))
     audit(
         agent_id=page.agent_id,
         actor=actor,

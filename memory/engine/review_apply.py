@@ -232,6 +232,7 @@ def _lift_taint(row: Memory, before: Any) -> None:
     FactWrite.objects.filter(agent_id=row.agent_id, memory_id=row.id, origin_trust__lte=TAINT_TRUST).update(
         origin_trust=trust
     )
+    c.bump_generation(row.agent_id, {row.id})  # trust weighs graph edges: cached graph views rebuild
 
 
 def _low_reject(item: ReviewItem, edited: dict[str, Any] | None, actor: str, t: datetime) -> dict[str, Any]:

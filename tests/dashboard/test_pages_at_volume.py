@@ -351,3 +351,13 @@ def test_the_memory_list_says_more_than_when_capped(client, viewer, agent, monke
     assert "More than 50 current memories" in html and "Page 1 of 2+" in html
     second = client.get(url + "?page=2").content.decode()
     assert "60 current memories" in second and "Page 2 of 3<" in second
+
+
+@pytest.mark.parametrize("raw", ["9223372036854775807", "99999999999999999999", "0", "-3", "x"])
+def test_any_page_number_gives_a_page_not_an_error(client, viewer, agent, raw):
+    make_memories(agent.agent_id, 3)  # 6 rows: one page
+    login(client, viewer)
+    url = reverse("dashboard:memories", args=[agent.agent_id])
+    response = client.get(url, {"page": raw})
+    assert response.status_code == 200
+    assert "Page 1 of 1" in response.content.decode() or "6 current memories" in response.content.decode()

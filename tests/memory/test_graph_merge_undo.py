@@ -138,6 +138,19 @@ def test_a_later_merge_that_moved_the_names_must_be_undone_first():
     assert pairs() == []
 
 
+def test_a_later_merge_that_moved_a_name_away_and_back_must_be_undone_first():
+    first = engine.alias_add(agent_id=A, canonical="robert", alias="bob")
+    second = engine.alias_add(agent_id=A, canonical="bobby", alias="bob")
+    third = engine.alias_add(agent_id=A, canonical="robert", alias="bob")  # bob points at robert again
+    with pytest.raises(engine.MergeChanged) as err:
+        engine.alias_undo(agent_id=A, event_id=first.event_id, actor="user:cur")
+    assert err.value.details["later_event_id"] == second.event_id
+    assert pairs() == [("bob", "robert")]  # the later merges' work is kept
+    for merge, after in ((third, [("bob", "bobby")]), (second, [("bob", "robert")]), (first, [])):
+        engine.alias_undo(agent_id=A, event_id=merge.event_id, actor="user:cur")  # newest first works
+        assert pairs() == after
+
+
 def test_a_later_merge_that_kept_the_merged_name_blocks_the_undo():
     first = engine.alias_add(agent_id=A, canonical="robert", alias="bob")
     engine.alias_add(agent_id=A, canonical="bob", alias="bobby")  # "bobby is bob": stored as bobby -> robert

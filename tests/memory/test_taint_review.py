@@ -72,6 +72,21 @@ def test_approving_confirms_the_fact_and_lifts_the_taint():
     assert ReviewItem.objects.get(id=item.id).status == "pending"
 
 
+def test_the_graph_view_shows_the_lifted_trust_and_the_undone_lift():
+    _, fact = derived_fact()
+    engine.invalidate_by_origin(agent_id=A, origin="channel:x")
+
+    def trust_on_graph() -> float:
+        return {e["memory_id"]: e["origin_trust"] for e in engine.graph_view(agent_id=A).edges}[fact]
+
+    assert trust_on_graph() == pytest.approx(0.1)  # read once: the view is now kept for this generation
+    [item] = tainted_items()
+    engine.review_decide(item_id=item.id, decision="approve", actor="user:rev", agent_id=A)
+    assert trust_on_graph() == pytest.approx(0.3)
+    engine.review_undo(item_id=item.id, actor="user:rev", agent_id=A)
+    assert trust_on_graph() == pytest.approx(0.1)
+
+
 def test_rejecting_retracts_the_fact():
     _, fact = derived_fact()
     engine.invalidate_by_origin(agent_id=A, origin="channel:x")

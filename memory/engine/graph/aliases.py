@@ -210,7 +210,8 @@ def _undone(agent_id: str, event_id: int) -> AuditEvent | None:
 
 def _check_unchanged(agent_id: str, event: AuditEvent, names: list[str], target: str) -> None:
     """Refuse (``merge_changed``) when the rows the merge wrote no longer say what it wrote, or a later merge
-    that still stands named one of the merged names as the entity to keep (undoing would strand it)."""
+    that still stands named one of the merged names as the entity to keep (undoing would strand it) or wrote one
+    of them again (undoing would take that merge's work with it): merges are undone newest first."""
     now_map = _alias_map_for(agent_id, names)
     moved = [n for n in names if now_map.get(n) != target]
     if moved:
@@ -228,10 +229,21 @@ def _check_unchanged(agent_id: str, event: AuditEvent, names: list[str], target:
     undone = undone_merges(agent_id, later.values_list("id", flat=True))
     for other in later:
         d = other.details or {}
-        if other.id not in undone and d.get("requested_canonical") in names:
+        if other.id in undone:
+            continue
+        if d.get("requested_canonical") in names:
             raise MergeChanged(
                 f"a later merge kept “{d.get('requested_canonical')}” as the name of “{d.get('alias')}”; "
                 "undo that merge first",
+                field="event_id",
+                later_event_id=other.id,
+            )
+        # a later merge that wrote one of these names again (moved it away and back) must be undone first,
+        # or undoing this one would silently take that merge's work with it
+        rewritten = {d.get("alias"), *(d.get("flattened_aliases") or [])} & set(names)
+        if rewritten:
+            raise MergeChanged(
+                f"a later merge also wrote “{sorted(rewritten)[0]}”; undo that merge first",
                 field="event_id",
                 later_event_id=other.id,
             )
