@@ -245,12 +245,36 @@ class AgentMatrix:
     top: int
     loaded: float = field(default_factory=time.monotonic)  # when it was last read whole
     _row: dict[str, int] | None = None
+    _quant: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def rows_of(self, ids: Iterable[str]) -> dict[str, int]:
         """Row numbers of those ``ids`` that have a vector here (the id index is built on first use)."""
         if self._row is None:
             self._row = {mid: i for i, mid in enumerate(self.ids)}
         return {mid: self._row[mid] for mid in ids if mid in self._row}
+
+    def quantized(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The int8 copy of the matrix that ``nearest`` filters with (``vector_kernel``), built on first use and
+        kept with the matrix (an append quantises only the new rows)."""
+        if self._quant is None:
+            from . import vector_kernel  # numba: imported (and its compiled code loaded) on first use
+
+            self._quant = vector_kernel.quantize(self.matrix)
+        return self._quant
+
+    def appended(self, ids: list[str], mat: np.ndarray, top: int) -> AgentMatrix:
+        """This matrix with ``ids``/``mat`` (rows of the same dimension) added below."""
+        quant = None
+        if self._quant is not None:
+            from . import vector_kernel
+
+            more = vector_kernel.quantize(mat)
+            quant = (
+                np.concatenate([self._quant[0], more[0]]),
+                np.concatenate([self._quant[1], more[1]]),
+                np.concatenate([self._quant[2], more[2]]),
+            )
+        return AgentMatrix(self.ids + ids, np.concatenate([self.matrix, mat]), top, self.loaded, _quant=quant)
 
 
 @dataclass
@@ -322,8 +346,7 @@ def agent_matrix(agent_id: str, model: str) -> AgentMatrix:
         elif not ids:
             fresh, kind = AgentMatrix(cached.ids, cached.matrix, top, cached.loaded), "appends"
         elif mat.shape[1] == cached.matrix.shape[1]:
-            joined = np.concatenate([cached.matrix, mat])
-            fresh, kind = AgentMatrix(cached.ids + ids, joined, top, cached.loaded), "appends"
+            fresh, kind = cached.appended(ids, mat, top), "appends"
         # else: another dimension under the same model name: start over
     if fresh is None:  # first read, a shrink (erasure), or a change of dimension
         ids, mat = _read(agent_id, model, 0, top)
@@ -337,18 +360,35 @@ def agent_matrix(agent_id: str, model: str) -> AgentMatrix:
     return fresh
 
 
+# Up to this many rows the float32 product over every row is as cheap as the int8 pass (``vector_kernel``).
+EXACT_ROWS = 4_096
+
+
 def nearest(matrix: AgentMatrix, q: np.ndarray, k: int) -> list[tuple[str, float]]:
-    """The ``k`` rows of highest cosine with ``q`` (best first, ties by memory id); positive cosines only."""
+    """The ``k`` rows of highest cosine with ``q`` (best first, ties by memory id); positive cosines only.
+    Exact: past ``EXACT_ROWS`` rows the int8 copy picks the few rows that can be in the top ``k`` (with its
+    error bound, see ``vector_kernel``) and only those are scored in float32, giving the same scores."""
     n = matrix.matrix.shape[0]
     if n == 0 or k <= 0 or matrix.matrix.shape[1] != q.shape[0]:
         return []
-    # einsum's own loop rather than BLAS: OpenBLAS's threads cost 20-40 ms of synchronisation per product on a
-    # busy two-core machine (benchmarks/bench_search.py), the single-threaded loop ~1 ms per 10k rows × 128
-    scores = np.einsum("ij,j->i", matrix.matrix, q)
     k = min(k, n)
-    best = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-    ranked = sorted(best.tolist(), key=lambda i: (-float(scores[i]), matrix.ids[i]))
-    return [(matrix.ids[i], float(scores[i])) for i in ranked if scores[i] > 0]
+    q = np.ascontiguousarray(q, dtype=np.float32)
+    if n > EXACT_ROWS:
+        from . import vector_kernel
+
+        rows = vector_kernel.candidates(*matrix.quantized(), q, k)
+        # einsum's own loop rather than BLAS: OpenBLAS's threads cost 20-40 ms of synchronisation per product
+        # on a busy two-core machine (benchmarks/bench_search.py)
+        scores = np.einsum("ij,j->i", matrix.matrix[rows], q)
+    else:
+        rows = np.arange(n)
+        scores = np.einsum("ij,j->i", matrix.matrix, q)
+    if k < len(scores):  # every row tied with the k-th stays in, so ties are broken by id below
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = np.flatnonzero(scores >= kth)
+        rows, scores = rows[keep], scores[keep]
+    ranked = sorted(zip(rows.tolist(), scores.tolist(), strict=True), key=lambda t: (-t[1], matrix.ids[t[0]]))
+    return [(matrix.ids[i], s) for i, s in ranked[:k] if s > 0]
 
 
 def dense_hits(*, agent_id: str, query: str, k: int) -> DenseScores | None:
