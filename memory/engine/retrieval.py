@@ -218,7 +218,10 @@ def search(
         ]
         entries.sort(key=lambda t: (-t[0], t[1]))
     else:
-        entries = _fuse(agent_id, candidates, ppr, at, w, layer, tag_list, dense)
+        # only the top ``limit`` leave the search unless a later stage may lift any entry (session, links)
+        top = limit if w.w_session <= 0 and w.w_link <= 0 and w.w_time >= 0 else None
+        slack = w.w_time if intervals else 0.0
+        entries = _fuse(agent_id, candidates, ppr, at, w, layer, tag_list, dense, top=top, time_slack=slack)
     if w.w_session > 0 and entries:
         entries = _session_expand(agent_id, entries, at, w, limit, layer, tag_list)
     if w.w_link > 0 and entries:
@@ -250,10 +253,18 @@ def _fuse(
     layer: str | None,
     tags: list[str],
     dense: vectors.DenseScores | None = None,
+    *,
+    top: int | None = None,
+    time_slack: float = 0.0,
 ) -> list[Entry]:
     """G4: candidates get ``+ w_graph·ppr``; up to 3 memories of the PPR top 5 that FTS missed join them.
     Vectors (R2): every candidate gets ``w_vec·cosine``, the dense top ``w_vec_rank/(1+dense position)``, and
-    the dense top's rows that FTS missed join the candidates (all of them read through the current filter)."""
+    the dense top's rows that FTS missed join the candidates (all of them read through the current filter).
+
+    With ``top`` (the caller keeps only the best ``top`` entries, and no later stage adds more than
+    ``time_slack`` × the trust factor to an entry's score), the dense rows are scored from the few columns the
+    score reads and read whole only when they can still reach the top ``top`` (``_settle``); the others are left
+    out. The first ``top`` entries are exactly the ones scoring every dense row whole gives."""
     seen = {m.id for m in candidates}
     missed = [mid for mid in ppr.top if mid not in seen] if ppr is not None else []
     dense_missed = [mid for mid, _ in dense.top if mid not in seen] if dense is not None else []
@@ -275,10 +286,20 @@ def _fuse(
             extra.append(m)
             if len(extra) >= graph.MAX_GRAPH_ONLY:
                 break
+    light: set[str] = set()  # dense rows read with the score's columns only (``_settle``)
     if dense_missed:
-        extra += _dense_rows(
-            [i for i in dense_missed if i not in {m.id for m in extra}], agent_id, at, layer, tags
+        graph_extra = {m.id for m in extra}
+        found = _dense_rows(
+            [i for i in dense_missed if i not in graph_extra],
+            agent_id,
+            at,
+            layer,
+            tags,
+            light=top is not None,
         )
+        extra += found
+        if top is not None:
+            light = {m.id for m in found}
     ids = [m.id for m in (*candidates, *extra)]
     graph_score = (
         dict(zip(ids, ppr.get_many(ids), strict=True)) if ppr is not None else dict.fromkeys(ids, 0.0)
@@ -302,18 +323,55 @@ def _fuse(
     entries = [entry(m, pos, pos) for pos, m in enumerate(candidates)]
     entries += [entry(m, None, len(candidates) + k) for k, m in enumerate(extra)]
     entries.sort(key=lambda t: (-t[0], t[1]))
+    if top is not None:
+        entries = _settle(entries, light, top, time_slack, w)
     return entries
 
 
+# What ``score`` (and the layer filter) reads of a row: a dense row is read with these alone first (``_fuse``).
+SCORE_SQL = ", ".join(
+    f"m.{c}"
+    for c in ("id", "layer", "importance", "origin_trust", "access_count", "last_accessed", "timestamp")
+)
+
+
+def _settle(
+    entries: list[Entry], light: set[str], top: int, slack: float, w: RetrievalWeights
+) -> list[Entry]:
+    """Entries sorted best first, some of whose rows (``light``) hold only the score's columns: drop the light
+    ones that cannot reach the first ``top`` even if a later stage adds ``slack`` × their trust factor (at
+    least ``top`` entries already score more, and later stages add nothing negative to any entry), and read
+    the rest whole (one statement by primary key). The first ``top`` entries and their order do not change."""
+    if not light:
+        return entries
+    factors = [_trust_factor(e[3], w) for e in entries]
+    floor = entries[top - 1][0] if len(entries) > top else -math.inf
+    if slack > 0 and min(factors) < 0:  # a later stage could lower another entry: prune nothing
+        floor = -math.inf
+    wanted = [
+        e[3].id
+        for e, f in zip(entries, factors, strict=True)
+        if e[3].id in light and e[0] + max(0.0, slack * f) >= floor
+    ]
+    rows = _rows_by_id(wanted) if wanted else {}
+    return [
+        (e[0], e[1], e[2], rows[e[3].id], e[4], e[5]) if e[3].id in light else e
+        for e in entries
+        if e[3].id not in light or e[3].id in rows
+    ]
+
+
 def _dense_rows(
-    ids: list[str], agent_id: str, at: datetime, layer: str | None, tags: list[str]
+    ids: list[str], agent_id: str, at: datetime, layer: str | None, tags: list[str], *, light: bool = False
 ) -> list[Memory]:
     """The dense hits FTS missed that are current, not quarantined, of this agent and pass the filters, in
-    the dense order (one statement by primary key)."""
+    the dense order (one statement by primary key). ``light``: the rows hold only ``SCORE_SQL`` (and the tags
+    when a tag filter needs them), for ``_settle`` to read whole the ones that can still reach the results."""
     if not ids:
         return []
     marks = ", ".join(["%s"] * len(ids))
-    sql = f"SELECT {ROW_SQL} FROM memories m WHERE m.id IN ({marks}) AND +m.agent_id = %s AND {current_sql()}"
+    cols = (SCORE_SQL + (", m.tags" if tags else "")) if light else ROW_SQL
+    sql = f"SELECT {cols} FROM memories m WHERE m.id IN ({marks}) AND +m.agent_id = %s AND {current_sql()}"
     if connection.vendor == "postgresql":
         sql = sql.replace("+m.agent_id", "m.agent_id")
     rows = {m.id: m for m in Memory.objects.raw(sql, [*ids, agent_id, at, at])}
