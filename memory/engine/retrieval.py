@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeGuard
 
@@ -136,7 +137,22 @@ def _json_str(value: str) -> str:
     return json.dumps(value)[1:-1]
 
 
-def recency(m: Memory, at: datetime) -> float:
+@dataclass(slots=True)
+class ScoreRow:
+    """The columns of a memory row that ``score`` and the layer filter read: a dense hit before ``_fuse`` knows
+    whether it can reach the results (``_settle``). Built from a plain cursor (``_score_rows``): reading
+    two dozen rows through the ORM cost four times the statement itself."""
+
+    id: str
+    layer: str
+    importance: float
+    origin_trust: float
+    access_count: int
+    last_accessed: datetime | None
+    timestamp: datetime | None
+
+
+def recency(m: Memory | ScoreRow, at: datetime) -> float:
     """R = exp(−days/S), S grows with access and importance (SPEC R2) and is stretched by access
     reinforcement (SPEC B9, ``reinforce.reinforcement``: up to 10×, fading after 30 days unused)."""
     last = m.last_accessed or m.timestamp
@@ -154,7 +170,7 @@ def strength(access_count: int, importance: float) -> float:
 
 
 def score(
-    m: Memory,
+    m: Memory | ScoreRow,
     pos: int | None,
     at: datetime,
     w: RetrievalWeights,
@@ -286,28 +302,24 @@ def _fuse(
             extra.append(m)
             if len(extra) >= graph.MAX_GRAPH_ONLY:
                 break
-    light: set[str] = set()  # dense rows read with the score's columns only (``_settle``)
+    more: list[Memory | ScoreRow] = list(extra)
     if dense_missed:
         graph_extra = {m.id for m in extra}
-        found = _dense_rows(
-            [i for i in dense_missed if i not in graph_extra],
-            agent_id,
-            at,
-            layer,
-            tags,
-            light=top is not None,
+        wanted = [i for i in dense_missed if i not in graph_extra]
+        # a tag filter reads the tags: those rows are read whole at once
+        more += (
+            _score_rows(wanted, agent_id, at, layer)
+            if top is not None and not tags
+            else _dense_rows(wanted, agent_id, at, layer, tags)
         )
-        extra += found
-        if top is not None:
-            light = {m.id for m in found}
-    ids = [m.id for m in (*candidates, *extra)]
+    ids = [m.id for m in (*candidates, *more)]
     graph_score = (
         dict(zip(ids, ppr.get_many(ids), strict=True)) if ppr is not None else dict.fromkeys(ids, 0.0)
     )
     cos, dpos = vectors.dense_terms(dense, ids)
     fb = feedback_weights(ids) if w.w_feedback else {}
 
-    def entry(m: Memory, pos: int | None, order: int) -> Entry:
+    def entry(m: Memory | ScoreRow, pos: int | None, order: int) -> Draft:
         s = score(
             m,
             pos,
@@ -321,57 +333,91 @@ def _fuse(
         return (s, order, pos, m, graph_score[m.id], fb.get(m.id, 0.0))
 
     entries = [entry(m, pos, pos) for pos, m in enumerate(candidates)]
-    entries += [entry(m, None, len(candidates) + k) for k, m in enumerate(extra)]
+    entries += [entry(m, None, len(candidates) + k) for k, m in enumerate(more)]
     entries.sort(key=lambda t: (-t[0], t[1]))
-    if top is not None:
-        entries = _settle(entries, light, top, time_slack, w)
-    return entries
+    return _settle(entries, top, time_slack, w)
 
 
-# What ``score`` (and the layer filter) reads of a row: a dense row is read with these alone first (``_fuse``).
-SCORE_SQL = ", ".join(
-    f"m.{c}"
-    for c in ("id", "layer", "importance", "origin_trust", "access_count", "last_accessed", "timestamp")
-)
+# An entry whose row may still be a ``ScoreRow`` (``_fuse`` before ``_settle``).
+Draft = tuple[float, int, int | None, Memory | ScoreRow, float, float]
+SCORE_COLUMNS = ("id", "layer", "importance", "origin_trust", "access_count", "last_accessed", "timestamp")
 
 
-def _settle(
-    entries: list[Entry], light: set[str], top: int, slack: float, w: RetrievalWeights
-) -> list[Entry]:
-    """Entries sorted best first, some of whose rows (``light``) hold only the score's columns: drop the light
-    ones that cannot reach the first ``top`` even if a later stage adds ``slack`` × their trust factor (at
-    least ``top`` entries already score more, and later stages add nothing negative to any entry), and read
-    the rest whole (one statement by primary key). The first ``top`` entries and their order do not change."""
-    if not light:
-        return entries
-    factors = [_trust_factor(e[3], w) for e in entries]
-    floor = entries[top - 1][0] if len(entries) > top else -math.inf
-    if slack > 0 and min(factors) < 0:  # a later stage could lower another entry: prune nothing
-        floor = -math.inf
-    wanted = [
-        e[3].id
-        for e, f in zip(entries, factors, strict=True)
-        if e[3].id in light and e[0] + max(0.0, slack * f) >= floor
-    ]
-    rows = _rows_by_id(wanted) if wanted else {}
-    return [
-        (e[0], e[1], e[2], rows[e[3].id], e[4], e[5]) if e[3].id in light else e
-        for e in entries
-        if e[3].id not in light or e[3].id in rows
-    ]
-
-
-def _dense_rows(
-    ids: list[str], agent_id: str, at: datetime, layer: str | None, tags: list[str], *, light: bool = False
-) -> list[Memory]:
-    """The dense hits FTS missed that are current, not quarantined, of this agent and pass the filters, in
-    the dense order (one statement by primary key). ``light``: the rows hold only ``SCORE_SQL`` (and the tags
-    when a tag filter needs them), for ``_settle`` to read whole the ones that can still reach the results."""
+def _score_rows(ids: list[str], agent_id: str, at: datetime, layer: str | None) -> list[Memory | ScoreRow]:
+    """``_dense_rows`` with the score's columns only (``ScoreRow``), converted as the ORM converts them."""
     if not ids:
         return []
     marks = ", ".join(["%s"] * len(ids))
-    cols = (SCORE_SQL + (", m.tags" if tags else "")) if light else ROW_SQL
+    cols = ", ".join(f"m.{name}" for name in SCORE_COLUMNS)
     sql = f"SELECT {cols} FROM memories m WHERE m.id IN ({marks}) AND +m.agent_id = %s AND {current_sql()}"
+    if connection.vendor == "postgresql":
+        sql = sql.replace("+m.agent_id", "m.agent_id")
+    with connection.cursor() as cur:
+        cur.execute(sql, [*ids, agent_id, at, at])
+        raw = cur.fetchall()
+    convert = _converters()
+    rows: dict[str, ScoreRow] = {}
+    for values in raw:
+        out = list(values)
+        for k, (fns, col) in convert:
+            for fn in fns:
+                out[k] = fn(out[k], col, connection)
+        rows[out[0]] = ScoreRow(*out)
+    return [m for m in (rows.get(i) for i in ids) if m is not None and not (layer and m.layer != layer)]
+
+
+_converter_cache: dict[str, list[tuple[int, tuple[list[Any], Any]]]] = {}
+
+
+def _converters() -> list[tuple[int, tuple[list[Any], Any]]]:
+    """The ORM's converters of ``SCORE_COLUMNS`` on this database (those that have any), by column index."""
+    key = connection.vendor
+    if key not in _converter_cache:
+        found = []
+        for k, name in enumerate(SCORE_COLUMNS):
+            field: Any = Memory._meta.get_field(name)  # a concrete column (the stubs type every kind)
+            col = field.get_col(Memory._meta.db_table)
+            fns = connection.ops.get_db_converters(col) + field.get_db_converters(connection)
+            if fns:
+                found.append((k, (fns, col)))
+        _converter_cache[key] = found
+    return _converter_cache[key]
+
+
+def _settle(entries: list[Draft], top: int | None, slack: float, w: RetrievalWeights) -> list[Entry]:
+    """Entries sorted best first, some of whose rows are ``ScoreRow``s: drop those that cannot reach the first
+    ``top`` (None: all can) even if a later stage adds ``slack`` × their trust factor (at least ``top`` entries
+    already score more, and later stages add nothing negative to any entry), and read the rest whole (one
+    statement by primary key). The first ``top`` entries and their order do not change."""
+    floor = -math.inf
+    if top is not None and len(entries) > top and any(isinstance(e[3], ScoreRow) for e in entries):
+        floor = entries[top - 1][0]
+        if slack > 0 and min(_trust_factor(e[3], w) for e in entries) < 0:
+            floor = -math.inf  # a later stage could lower another entry: keep every row
+    wanted = [
+        e[3].id
+        for e in entries
+        if isinstance(e[3], ScoreRow) and e[0] + max(0.0, slack * _trust_factor(e[3], w)) >= floor
+    ]
+    rows = _rows_by_id(wanted) if wanted else {}
+    out: list[Entry] = []
+    for s, order, pos, m, ppr, fb in entries:
+        if isinstance(m, Memory):
+            out.append((s, order, pos, m, ppr, fb))
+        elif m.id in rows:
+            out.append((s, order, pos, rows[m.id], ppr, fb))
+    return out
+
+
+def _dense_rows(
+    ids: list[str], agent_id: str, at: datetime, layer: str | None, tags: list[str]
+) -> list[Memory]:
+    """The dense hits FTS missed that are current, not quarantined, of this agent and pass the filters, in
+    the dense order (one statement by primary key)."""
+    if not ids:
+        return []
+    marks = ", ".join(["%s"] * len(ids))
+    sql = f"SELECT {ROW_SQL} FROM memories m WHERE m.id IN ({marks}) AND +m.agent_id = %s AND {current_sql()}"
     if connection.vendor == "postgresql":
         sql = sql.replace("+m.agent_id", "m.agent_id")
     rows = {m.id: m for m in Memory.objects.raw(sql, [*ids, agent_id, at, at])}
@@ -479,7 +525,7 @@ def _time_rank(entries: list[Entry], intervals: list[timeparse.Interval], w: Ret
 MAX_LINK_ONLY = 10
 
 
-def _trust_factor(m: Memory, w: RetrievalWeights) -> float:
+def _trust_factor(m: Memory | ScoreRow, w: RetrievalWeights) -> float:
     return (1 - w.w_trust) + w.w_trust * m.origin_trust
 
 

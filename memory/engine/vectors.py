@@ -6,8 +6,10 @@
 * **Backfill**: ``backfill`` embeds, in id order and in batches each committed on its own, the rows that have no
   vector of the active model. Idempotent (``ignore_conflicts`` on (memory, model)) and resumable (a stopped run
   leaves whole batches; the next run starts from the rows still missing).
-* **Search**: ``dense_hits`` ranks the agent's vectors by cosine with exact numpy search over a per-(agent,
-  model) matrix cached in the process (``AgentMatrix``). The cache is checked against the largest
+* **Search**: ``dense_hits`` ranks the agent's vectors by cosine with exact search over a per-(agent, model)
+  matrix cached in the process (``AgentMatrix``): past ``EXACT_ROWS`` rows an int8 copy of it, with a per-row
+  error bound, picks the few rows that can be in the top k and only those are scored in float32
+  (``vector_kernel``; the same top k as scoring every row). The cache is checked against the largest
   ``memory_vector.id`` of the agent and model (one index seek per search), so a write or backfill in another
   process is seen at the next search: new rows are appended, a shrink (erasure) reloads. Rows that are no longer
   current, quarantined, retracted or erased may still sit in the matrix: the caller loads every hit through
@@ -344,7 +346,8 @@ def agent_matrix(agent_id: str, model: str) -> AgentMatrix:
         if not cached.ids:
             fresh, kind = AgentMatrix(ids, mat, top, cached.loaded), "appends"
         elif not ids:
-            fresh, kind = AgentMatrix(cached.ids, cached.matrix, top, cached.loaded), "appends"
+            fresh = AgentMatrix(cached.ids, cached.matrix, top, cached.loaded, _quant=cached._quant)
+            kind = "appends"
         elif mat.shape[1] == cached.matrix.shape[1]:
             fresh, kind = cached.appended(ids, mat, top), "appends"
         # else: another dimension under the same model name: start over

@@ -14,6 +14,7 @@ from memory import engine
 from memory.engine import embeddings as emb
 from memory.engine import retrieval
 from memory.engine.types import RetrievalWeights
+from memory.models import Memory
 from tests.conftest import dt
 from tests.memory.test_vectors import ThemeEmbedder
 
@@ -147,3 +148,21 @@ def test_dense_rows_that_cannot_reach_the_results_are_never_read_whole():
     assert len(settled) < len(full)  # the low-importance dense rows were left out
     assert [h.id for h in hits] == [mid for mid, _, _ in full[:2]]
     assert set(h.id for h in hits) <= set(lexical)
+
+
+def test_score_rows_hold_the_values_the_orm_reads():
+    """``ScoreRow`` comes from a plain cursor through the ORM's own converters: same values, same types."""
+    agent = "settle-rows"
+    with time_machine.travel(dt("2026-06-01T12:00:00"), tick=False):
+        made = [engine.store(agent_id=agent, content=f"row {k}", importance=k / 3).id for k in range(4)]
+        other = engine.store(agent_id="settle-other", content="row x").id
+    with time_machine.travel(dt("2026-06-02T08:30:00"), tick=False):
+        engine.search(agent_id=agent, query="row", limit=2)  # two rows get last_accessed and a count
+        at = retrieval.c.now()
+        rows = retrieval._score_rows([*reversed(made), other], agent, at, None)
+    assert [r.id for r in rows] == list(reversed(made))  # dense order; another agent's id is absent
+    for r in rows:
+        m = Memory.objects.get(id=r.id)
+        for name in retrieval.SCORE_COLUMNS:
+            assert getattr(r, name) == getattr(m, name) and type(getattr(r, name)) is type(getattr(m, name))
+    assert sum(r.access_count for r in rows) == 2 and any(r.last_accessed for r in rows)
