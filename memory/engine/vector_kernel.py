@@ -21,14 +21,31 @@ ROUNDING = 3e-5
 def quantize(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(q8, scale, err)`` of float32 rows: ``q8 · scale`` approximates each row, ``err`` bounds (from above)
     the Euclidean distance between a row and its approximation."""
-    n = matrix.shape[0]
-    if n == 0:
-        return np.zeros(matrix.shape, dtype=np.int8), np.zeros(0, np.float32), np.zeros(0, np.float32)
-    peak = np.abs(matrix).max(axis=1).astype(np.float64)
-    scale = np.where(peak > 0, peak / 127.0, 1.0)
-    q8 = np.clip(np.rint(matrix / scale[:, None]), -127, 127).astype(np.int8)
-    err = np.linalg.norm(matrix.astype(np.float64) - q8.astype(np.float64) * scale[:, None], axis=1)
-    return q8, scale.astype(np.float32), (err * 1.001 + 1e-7).astype(np.float32)
+    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    n, d = matrix.shape
+    q8 = np.empty((n, d), dtype=np.int8)
+    scale = np.empty(n, dtype=np.float32)
+    err = np.empty(n, dtype=np.float32)
+    _quantize(matrix, q8, scale, err)
+    return q8, scale, err
+
+
+@njit(cache=True, nogil=True)
+def _quantize(m, q8, scale, err):  # pragma: no cover - compiled; tested through ``quantize``
+    n, d = m.shape
+    for i in range(n):
+        peak = 0.0
+        for j in range(d):
+            peak = max(peak, abs(float(m[i, j])))
+        s = float(np.float32(peak / 127.0)) if peak > 0 else 1.0  # the float32 scale the product uses
+        e = 0.0
+        for j in range(d):
+            v = min(127.0, max(-127.0, np.rint(float(m[i, j]) / s)))
+            q8[i, j] = np.int8(v)
+            diff = float(m[i, j]) - v * s
+            e += diff * diff
+        scale[i] = np.float32(s)
+        err[i] = np.float32(np.sqrt(e) * 1.001 + 1e-7)
 
 
 @njit(cache=True, nogil=True, fastmath=True)
