@@ -316,7 +316,7 @@ def _fuse(
     graph_score = (
         dict(zip(ids, ppr.get_many(ids), strict=True)) if ppr is not None else dict.fromkeys(ids, 0.0)
     )
-    cos, dpos = vectors.dense_terms(dense, ids)
+    cos, dpos = vectors.dense_terms(dense, ids, cosines=w.w_vec != 0)
     fb = feedback_weights(ids) if w.w_feedback else {}
 
     def entry(m: Memory | ScoreRow, pos: int | None, order: int) -> Draft:

@@ -443,12 +443,14 @@ __all__ = [
 ]
 
 
-def dense_terms(dense: DenseScores | None, ids: Sequence[str]) -> tuple[dict[str, float], dict[str, int]]:
-    """For the ranked candidates ``ids`` (current rows that passed the filters): their cosine, and the dense
-    position of those in the dense top, counted over those rows only (as the full-text position is counted
-    over current rows)."""
+def dense_terms(
+    dense: DenseScores | None, ids: Sequence[str], *, cosines: bool = True
+) -> tuple[dict[str, float], dict[str, int]]:
+    """For the ranked candidates ``ids`` (current rows that passed the filters): their cosine (none when
+    ``cosines`` is off: ``w_vec = 0`` weighs them by nothing), and the dense position of those in the dense
+    top, counted over those rows only (as the full-text position is counted over current rows)."""
     if dense is None:
         return {}, {}
     valid = set(ids)
     pos = {mid: i for i, mid in enumerate(mid for mid, _ in dense.top if mid in valid)}
-    return dense.cosine(ids), pos
+    return (dense.cosine(ids) if cosines else {}), pos
