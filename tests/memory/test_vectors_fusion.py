@@ -122,7 +122,7 @@ def test_dense_rows_read_whole_only_when_they_can_reach_the_results(corpus, quer
             engine.store(agent_id=agent, content=text, importance=importance)
     w = RetrievalWeights(w_graph=0.0, w_vec=0.15, w_vec_rank=0.35)
     with time_machine.travel(dt("2026-06-03T12:00:00"), tick=False):
-        full, _ = fused(agent, query, limit, w, None)
+        full, whole = fused(agent, query, limit, w, None)
         settled, entries = fused(agent, query, limit, w, limit, slack)
     emb.set_memory_embedder(None)
     assert settled[:limit] == full[:limit]
@@ -130,7 +130,7 @@ def test_dense_rows_read_whole_only_when_they_can_reach_the_results(corpus, quer
     # what was left out could not have reached the first ``limit``, even with ``slack`` added
     kept = {mid for mid, _, _ in settled}
     floor = full[limit - 1][1] if len(full) >= limit else float("-inf")
-    assert all(score + slack < floor or mid in kept for mid, score, _ in full)
+    assert all(e[0] + slack * retrieval._trust_factor(e[3], w) < floor or e[3].id in kept for e in whole)
 
 
 def test_dense_rows_that_cannot_reach_the_results_are_never_read_whole():
