@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeGuard
 
@@ -136,7 +137,22 @@ def _json_str(value: str) -> str:
     return json.dumps(value)[1:-1]
 
 
-def recency(m: Memory, at: datetime) -> float:
+@dataclass(slots=True)
+class ScoreRow:
+    """The columns of a memory row that ``score`` and the layer filter read: a dense hit before ``_fuse`` knows
+    whether it can reach the results (``_settle``). Built from a plain cursor (``_score_rows``): reading
+    two dozen rows through the ORM cost four times the statement itself."""
+
+    id: str
+    layer: str
+    importance: float
+    origin_trust: float
+    access_count: int
+    last_accessed: datetime | None
+    timestamp: datetime | None
+
+
+def recency(m: Memory | ScoreRow, at: datetime) -> float:
     """R = exp(−days/S), S grows with access and importance (SPEC R2) and is stretched by access
     reinforcement (SPEC B9, ``reinforce.reinforcement``: up to 10×, fading after 30 days unused)."""
     last = m.last_accessed or m.timestamp
@@ -154,7 +170,7 @@ def strength(access_count: int, importance: float) -> float:
 
 
 def score(
-    m: Memory,
+    m: Memory | ScoreRow,
     pos: int | None,
     at: datetime,
     w: RetrievalWeights,
@@ -218,7 +234,10 @@ def search(
         ]
         entries.sort(key=lambda t: (-t[0], t[1]))
     else:
-        entries = _fuse(agent_id, candidates, ppr, at, w, layer, tag_list, dense)
+        # only the top ``limit`` leave the search unless a later stage may lift any entry (session, links)
+        top = limit if w.w_session <= 0 and w.w_link <= 0 and w.w_time >= 0 else None
+        slack = w.w_time if intervals else 0.0
+        entries = _fuse(agent_id, candidates, ppr, at, w, layer, tag_list, dense, top=top, time_slack=slack)
     if w.w_session > 0 and entries:
         entries = _session_expand(agent_id, entries, at, w, limit, layer, tag_list)
     if w.w_link > 0 and entries:
@@ -250,10 +269,18 @@ def _fuse(
     layer: str | None,
     tags: list[str],
     dense: vectors.DenseScores | None = None,
+    *,
+    top: int | None = None,
+    time_slack: float = 0.0,
 ) -> list[Entry]:
     """G4: candidates get ``+ w_graph·ppr``; up to 3 memories of the PPR top 5 that FTS missed join them.
     Vectors (R2): every candidate gets ``w_vec·cosine``, the dense top ``w_vec_rank/(1+dense position)``, and
-    the dense top's rows that FTS missed join the candidates (all of them read through the current filter)."""
+    the dense top's rows that FTS missed join the candidates (all of them read through the current filter).
+
+    With ``top`` (the caller keeps only the best ``top`` entries, and no later stage adds more than
+    ``time_slack`` × the trust factor to an entry's score), the dense rows are scored from the few columns the
+    score reads and read whole only when they can still reach the top ``top`` (``_settle``); the others are left
+    out. The first ``top`` entries are exactly the ones scoring every dense row whole gives."""
     seen = {m.id for m in candidates}
     missed = [mid for mid in ppr.top if mid not in seen] if ppr is not None else []
     dense_missed = [mid for mid, _ in dense.top if mid not in seen] if dense is not None else []
@@ -275,18 +302,24 @@ def _fuse(
             extra.append(m)
             if len(extra) >= graph.MAX_GRAPH_ONLY:
                 break
+    more: list[Memory | ScoreRow] = list(extra)
     if dense_missed:
-        extra += _dense_rows(
-            [i for i in dense_missed if i not in {m.id for m in extra}], agent_id, at, layer, tags
+        graph_extra = {m.id for m in extra}
+        wanted = [i for i in dense_missed if i not in graph_extra]
+        # a tag filter reads the tags: those rows are read whole at once
+        more += (
+            _score_rows(wanted, agent_id, at, layer)
+            if top is not None and not tags
+            else _dense_rows(wanted, agent_id, at, layer, tags)
         )
-    ids = [m.id for m in (*candidates, *extra)]
+    ids = [m.id for m in (*candidates, *more)]
     graph_score = (
         dict(zip(ids, ppr.get_many(ids), strict=True)) if ppr is not None else dict.fromkeys(ids, 0.0)
     )
-    cos, dpos = vectors.dense_terms(dense, ids)
+    cos, dpos = vectors.dense_terms(dense, ids, cosines=w.w_vec != 0)
     fb = feedback_weights(ids) if w.w_feedback else {}
 
-    def entry(m: Memory, pos: int | None, order: int) -> Entry:
+    def entry(m: Memory | ScoreRow, pos: int | None, order: int) -> Draft:
         s = score(
             m,
             pos,
@@ -300,9 +333,80 @@ def _fuse(
         return (s, order, pos, m, graph_score[m.id], fb.get(m.id, 0.0))
 
     entries = [entry(m, pos, pos) for pos, m in enumerate(candidates)]
-    entries += [entry(m, None, len(candidates) + k) for k, m in enumerate(extra)]
+    entries += [entry(m, None, len(candidates) + k) for k, m in enumerate(more)]
     entries.sort(key=lambda t: (-t[0], t[1]))
-    return entries
+    return _settle(entries, top, time_slack, w)
+
+
+# An entry whose row may still be a ``ScoreRow`` (``_fuse`` before ``_settle``).
+Draft = tuple[float, int, int | None, Memory | ScoreRow, float, float]
+SCORE_COLUMNS = ("id", "layer", "importance", "origin_trust", "access_count", "last_accessed", "timestamp")
+
+
+def _score_rows(ids: list[str], agent_id: str, at: datetime, layer: str | None) -> list[Memory | ScoreRow]:
+    """``_dense_rows`` with the score's columns only (``ScoreRow``), converted as the ORM converts them."""
+    if not ids:
+        return []
+    marks = ", ".join(["%s"] * len(ids))
+    cols = ", ".join(f"m.{name}" for name in SCORE_COLUMNS)
+    sql = f"SELECT {cols} FROM memories m WHERE m.id IN ({marks}) AND +m.agent_id = %s AND {current_sql()}"
+    if connection.vendor == "postgresql":
+        sql = sql.replace("+m.agent_id", "m.agent_id")
+    with connection.cursor() as cur:
+        cur.execute(sql, [*ids, agent_id, at, at])
+        raw = cur.fetchall()
+    convert = _converters()
+    rows: dict[str, ScoreRow] = {}
+    for values in raw:
+        out = list(values)
+        for k, (fns, col) in convert:
+            for fn in fns:
+                out[k] = fn(out[k], col, connection)
+        rows[out[0]] = ScoreRow(*out)
+    return [m for m in (rows.get(i) for i in ids) if m is not None and not (layer and m.layer != layer)]
+
+
+_converter_cache: dict[str, list[tuple[int, tuple[list[Any], Any]]]] = {}
+
+
+def _converters() -> list[tuple[int, tuple[list[Any], Any]]]:
+    """The ORM's converters of ``SCORE_COLUMNS`` on this database (those that have any), by column index."""
+    key = connection.vendor
+    if key not in _converter_cache:
+        found = []
+        for k, name in enumerate(SCORE_COLUMNS):
+            field: Any = Memory._meta.get_field(name)  # a concrete column (the stubs type every kind)
+            col = field.get_col(Memory._meta.db_table)
+            fns = connection.ops.get_db_converters(col) + field.get_db_converters(connection)
+            if fns:
+                found.append((k, (fns, col)))
+        _converter_cache[key] = found
+    return _converter_cache[key]
+
+
+def _settle(entries: list[Draft], top: int | None, slack: float, w: RetrievalWeights) -> list[Entry]:
+    """Entries sorted best first, some of whose rows are ``ScoreRow``s: drop those that cannot reach the first
+    ``top`` (None: all can) even if a later stage adds ``slack`` × their trust factor (at least ``top`` entries
+    already score more, and later stages add nothing negative to any entry), and read the rest whole (one
+    statement by primary key). The first ``top`` entries and their order do not change."""
+    floor = -math.inf
+    if top is not None and len(entries) > top and any(isinstance(e[3], ScoreRow) for e in entries):
+        floor = entries[top - 1][0]
+        if slack > 0 and min(_trust_factor(e[3], w) for e in entries) < 0:
+            floor = -math.inf  # a later stage could lower another entry: keep every row
+    wanted = [
+        e[3].id
+        for e in entries
+        if isinstance(e[3], ScoreRow) and e[0] + max(0.0, slack * _trust_factor(e[3], w)) >= floor
+    ]
+    rows = _rows_by_id(wanted) if wanted else {}
+    out: list[Entry] = []
+    for s, order, pos, m, ppr, fb in entries:
+        if isinstance(m, Memory):
+            out.append((s, order, pos, m, ppr, fb))
+        elif m.id in rows:
+            out.append((s, order, pos, rows[m.id], ppr, fb))
+    return out
 
 
 def _dense_rows(
@@ -421,7 +525,7 @@ def _time_rank(entries: list[Entry], intervals: list[timeparse.Interval], w: Ret
 MAX_LINK_ONLY = 10
 
 
-def _trust_factor(m: Memory, w: RetrievalWeights) -> float:
+def _trust_factor(m: Memory | ScoreRow, w: RetrievalWeights) -> float:
     return (1 - w.w_trust) + w.w_trust * m.origin_trust
 
 

@@ -6,8 +6,10 @@
 * **Backfill**: ``backfill`` embeds, in id order and in batches each committed on its own, the rows that have no
   vector of the active model. Idempotent (``ignore_conflicts`` on (memory, model)) and resumable (a stopped run
   leaves whole batches; the next run starts from the rows still missing).
-* **Search**: ``dense_hits`` ranks the agent's vectors by cosine with exact numpy search over a per-(agent,
-  model) matrix cached in the process (``AgentMatrix``). The cache is checked against the largest
+* **Search**: ``dense_hits`` ranks the agent's vectors by cosine with exact search over a per-(agent, model)
+  matrix cached in the process (``AgentMatrix``): past ``EXACT_ROWS`` rows an int8 copy of it, with a per-row
+  error bound, picks the few rows that can be in the top k and only those are scored in float32
+  (``vector_kernel``; the same top k as scoring every row). The cache is checked against the largest
   ``memory_vector.id`` of the agent and model (one index seek per search), so a write or backfill in another
   process is seen at the next search: new rows are appended, a shrink (erasure) reloads. Rows that are no longer
   current, quarantined, retracted or erased may still sit in the matrix: the caller loads every hit through
@@ -245,12 +247,36 @@ class AgentMatrix:
     top: int
     loaded: float = field(default_factory=time.monotonic)  # when it was last read whole
     _row: dict[str, int] | None = None
+    _quant: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def rows_of(self, ids: Iterable[str]) -> dict[str, int]:
         """Row numbers of those ``ids`` that have a vector here (the id index is built on first use)."""
         if self._row is None:
             self._row = {mid: i for i, mid in enumerate(self.ids)}
         return {mid: self._row[mid] for mid in ids if mid in self._row}
+
+    def quantized(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The int8 copy of the matrix that ``nearest`` filters with (``vector_kernel``), built on first use and
+        kept with the matrix (an append quantises only the new rows)."""
+        if self._quant is None:
+            from . import vector_kernel  # numba: imported (and its compiled code loaded) on first use
+
+            self._quant = vector_kernel.quantize(self.matrix)
+        return self._quant
+
+    def appended(self, ids: list[str], mat: np.ndarray, top: int) -> AgentMatrix:
+        """This matrix with ``ids``/``mat`` (rows of the same dimension) added below."""
+        quant = None
+        if self._quant is not None:
+            from . import vector_kernel
+
+            more = vector_kernel.quantize(mat)
+            quant = (
+                np.concatenate([self._quant[0], more[0]]),
+                np.concatenate([self._quant[1], more[1]]),
+                np.concatenate([self._quant[2], more[2]]),
+            )
+        return AgentMatrix(self.ids + ids, np.concatenate([self.matrix, mat]), top, self.loaded, _quant=quant)
 
 
 @dataclass
@@ -320,10 +346,10 @@ def agent_matrix(agent_id: str, model: str) -> AgentMatrix:
         if not cached.ids:
             fresh, kind = AgentMatrix(ids, mat, top, cached.loaded), "appends"
         elif not ids:
-            fresh, kind = AgentMatrix(cached.ids, cached.matrix, top, cached.loaded), "appends"
+            fresh = AgentMatrix(cached.ids, cached.matrix, top, cached.loaded, _quant=cached._quant)
+            kind = "appends"
         elif mat.shape[1] == cached.matrix.shape[1]:
-            joined = np.concatenate([cached.matrix, mat])
-            fresh, kind = AgentMatrix(cached.ids + ids, joined, top, cached.loaded), "appends"
+            fresh, kind = cached.appended(ids, mat, top), "appends"
         # else: another dimension under the same model name: start over
     if fresh is None:  # first read, a shrink (erasure), or a change of dimension
         ids, mat = _read(agent_id, model, 0, top)
@@ -337,18 +363,35 @@ def agent_matrix(agent_id: str, model: str) -> AgentMatrix:
     return fresh
 
 
+# Up to this many rows the float32 product over every row is as cheap as the int8 pass (``vector_kernel``).
+EXACT_ROWS = 4_096
+
+
 def nearest(matrix: AgentMatrix, q: np.ndarray, k: int) -> list[tuple[str, float]]:
-    """The ``k`` rows of highest cosine with ``q`` (best first, ties by memory id); positive cosines only."""
+    """The ``k`` rows of highest cosine with ``q`` (best first, ties by memory id); positive cosines only.
+    Exact: past ``EXACT_ROWS`` rows the int8 copy picks the few rows that can be in the top ``k`` (with its
+    error bound, see ``vector_kernel``) and only those are scored in float32, giving the same scores."""
     n = matrix.matrix.shape[0]
     if n == 0 or k <= 0 or matrix.matrix.shape[1] != q.shape[0]:
         return []
-    # einsum's own loop rather than BLAS: OpenBLAS's threads cost 20-40 ms of synchronisation per product on a
-    # busy two-core machine (benchmarks/bench_search.py), the single-threaded loop ~1 ms per 10k rows × 128
-    scores = np.einsum("ij,j->i", matrix.matrix, q)
     k = min(k, n)
-    best = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-    ranked = sorted(best.tolist(), key=lambda i: (-float(scores[i]), matrix.ids[i]))
-    return [(matrix.ids[i], float(scores[i])) for i in ranked if scores[i] > 0]
+    q = np.ascontiguousarray(q, dtype=np.float32)
+    if n > EXACT_ROWS:
+        from . import vector_kernel
+
+        rows = vector_kernel.candidates(*matrix.quantized(), q, k)
+        # einsum's own loop rather than BLAS: OpenBLAS's threads cost 20-40 ms of synchronisation per product
+        # on a busy two-core machine (benchmarks/bench_search.py)
+        scores = np.einsum("ij,j->i", matrix.matrix[rows], q)
+    else:
+        rows = np.arange(n)
+        scores = np.einsum("ij,j->i", matrix.matrix, q)
+    if k < len(scores):  # every row tied with the k-th stays in, so ties are broken by id below
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = np.flatnonzero(scores >= kth)
+        rows, scores = rows[keep], scores[keep]
+    ranked = sorted(zip(rows.tolist(), scores.tolist(), strict=True), key=lambda t: (-t[1], matrix.ids[t[0]]))
+    return [(matrix.ids[i], s) for i, s in ranked[:k] if s > 0]
 
 
 def dense_hits(*, agent_id: str, query: str, k: int) -> DenseScores | None:
@@ -400,12 +443,14 @@ __all__ = [
 ]
 
 
-def dense_terms(dense: DenseScores | None, ids: Sequence[str]) -> tuple[dict[str, float], dict[str, int]]:
-    """For the ranked candidates ``ids`` (current rows that passed the filters): their cosine, and the dense
-    position of those in the dense top, counted over those rows only (as the full-text position is counted
-    over current rows)."""
+def dense_terms(
+    dense: DenseScores | None, ids: Sequence[str], *, cosines: bool = True
+) -> tuple[dict[str, float], dict[str, int]]:
+    """For the ranked candidates ``ids`` (current rows that passed the filters): their cosine (none when
+    ``cosines`` is off: ``w_vec = 0`` weighs them by nothing), and the dense position of those in the dense
+    top, counted over those rows only (as the full-text position is counted over current rows)."""
     if dense is None:
         return {}, {}
     valid = set(ids)
     pos = {mid: i for i, mid in enumerate(mid for mid, _ in dense.top if mid in valid)}
-    return dense.cosine(ids), pos
+    return (dense.cosine(ids) if cosines else {}), pos
