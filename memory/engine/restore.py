@@ -42,14 +42,21 @@ class NotRestorable(EngineError):
     code = "not_restorable"
 
 
+def restore_refusal(invalidated_by_event: str | None) -> str:
+    """Why a row retracted by ``invalidated_by_event`` cannot be restored here (its own path), or "" when a
+    curator's restore applies (or the row is not retracted at all)."""
+    event = invalidated_by_event or ""
+    if not is_retracted(event) or event == RETRACT_EVENT:
+        return ""
+    return _OTHER_PATHS.get(event, "this fact was not retracted by a curator")
+
+
 def _check_restorable(row: Memory) -> None:
-    event = row.invalidated_by_event
-    if not is_retracted(event):
+    if not is_retracted(row.invalidated_by_event):
         raise NotRetracted("this fact is not retracted", field="memory_id")
-    if event != RETRACT_EVENT:
-        raise NotRestorable(
-            _OTHER_PATHS.get(event or "", "this fact was not retracted by a curator"), field="memory_id"
-        )
+    refusal = restore_refusal(row.invalidated_by_event)
+    if refusal:
+        raise NotRestorable(refusal, field="memory_id")
 
 
 def _key_current(row: Memory, t) -> set[str]:  # type: ignore[no-untyped-def]
