@@ -123,15 +123,18 @@ def memory_context(access: AgentAccess, record: engine.MemoryRecord) -> dict[str
     """The memory page's context: the row, its status, related rows, its archive, and what a curator may do."""
     now = timezone.now()
     archive = engine.memory_archive(agent_id=access.agent.agent_id, memory_ids=[record.id]).get(record.id)
-    curator = access.has_role(Role.CURATOR)
+    status = record.status_at(now)
+    has_archive = bool(archive and archive.original is not None)
+    # the role is read only when the page has something for curators (the archive, a restore)
+    curator = (has_archive or status == "retracted") and access.has_role(Role.CURATOR)
     return {
         "agent": access.agent,
         "m": record,
         "now": now,
-        "status": record.status_at(now),
+        "status": status,
         "related": selectors.related_rows(record),
         "archive": archive,  # its tier, and the original text tiering shortened (SPEC B9): curators read it
-        "can_read_archive": bool(archive and archive.original is not None and curator),
+        "can_read_archive": has_archive and curator,
         "can_curate": curator,
         "restore_reasons": RESTORE_REASONS,
         "restore_refusal": engine.restore_refusal(record.invalidated_by_event),
