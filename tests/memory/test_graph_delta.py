@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import time_machine
 from django.db import connection, connections, transaction
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memory import engine
@@ -22,7 +22,7 @@ from memory.engine import common as c
 from memory.engine import graph as g
 from memory.engine.graph import cache as graph_cache
 from memory.engine.graph import delta
-from memory.models import ApprovalRequest, GraphGeneration
+from memory.models import ApprovalRequest, GraphGeneration, Memory
 from tests.memory import concurrency_workers as workers
 from tests.memory.conftest import A
 
@@ -137,6 +137,7 @@ ops_strategy = st.lists(
         st.tuples(st.just("check")),
         st.tuples(st.just("purge"), st.sampled_from(ORIGINS)),
         st.tuples(st.just("retract"), st.integers(0, 50)),
+        st.tuples(st.just("restore"), st.integers(0, 50)),  # a curator's retract taken back
         st.tuples(st.just("expire"), st.sampled_from(SUBJECTS)),
         st.tuples(
             st.just("alias"), st.sampled_from(["tea", "bob", "coffee"]), st.sampled_from(["brew", "rob"])
@@ -172,6 +173,16 @@ def apply_op(agent_id: str, op: tuple, now: datetime) -> None:
         if rows:
             engine.retract_fact(
                 agent_id=agent_id, memory_id=rows[op[1] % len(rows)], reason="no", actor="user:x"
+            )
+    elif kind == "restore":
+        rows = list(
+            Memory.objects.filter(agent_id=agent_id, invalidated_by_event="curator_retract")
+            .order_by("id")
+            .values_list("id", flat=True)
+        )
+        if rows:
+            engine.restore_fact(
+                agent_id=agent_id, memory_id=rows[op[1] % len(rows)], reason="yes", actor="user:x"
             )
     elif kind == "expire":
         engine.expire_by_subject(agent_id=agent_id, subject=op[1], reason="gone")
@@ -222,6 +233,7 @@ def _cache_every_graph(monkeypatch):
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(ops=ops_strategy)
+@example(ops=[("retract", 1), ("check",), ("restore", 0)])  # a retract taken back reaches the cache
 def test_a_graph_brought_forward_by_deltas_equals_a_fresh_build(ops):
     run_ops(ops)
 
