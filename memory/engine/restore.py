@@ -11,11 +11,13 @@ Only a curator's retract is restored here: an origin purge and a quarantine reje
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from memory.models import FactWrite, Memory
 
 from . import common as c
 from . import rawsql
-from .belief import current_q, is_believed, is_retracted
+from .belief import BELIEVED, current_q, is_retracted
 from .taint import resolve_tainted
 from .temporal import CONTINUATION_KEY, curated_fact, rederive_key
 from .types import EngineError, MemoryRecord
@@ -59,7 +61,7 @@ def _check_restorable(row: Memory) -> None:
         raise NotRestorable(refusal, field="memory_id")
 
 
-def _key_current(row: Memory, t) -> set[str]:  # type: ignore[no-untyped-def]
+def _key_current(row: Memory, t: datetime) -> set[str]:
     return set(
         Memory.objects.filter(agent_id=row.agent_id, subject=row.subject, predicate=row.predicate)
         .filter(current_q(t))
@@ -67,7 +69,7 @@ def _key_current(row: Memory, t) -> set[str]:  # type: ignore[no-untyped-def]
     )
 
 
-def _believe_again(row: Memory, primary: str, t) -> int:  # type: ignore[no-untyped-def]
+def _believe_again(row: Memory, primary: str, t: datetime) -> int:
     """Copy the writes the retract retracted, believed from ``t``; returns how many."""
     retracted = list(
         FactWrite.objects.filter(
@@ -88,11 +90,11 @@ def _believe_again(row: Memory, primary: str, t) -> int:  # type: ignore[no-unty
     return len(retracted)
 
 
-def _restore_row_without_writes(row: Memory, t) -> None:  # type: ignore[no-untyped-def]
+def _restore_row_without_writes(row: Memory) -> None:
     """A row no write speaks for (imported without history) was retracted as a row: un-retract it, unless a
     believed row now holds its key open (the one-open-row rule, SPEC M2)."""
     if row.valid_until is None:
-        holder = (
+        held = (
             Memory.objects.filter(
                 agent_id=row.agent_id,
                 subject=row.subject,
@@ -100,10 +102,10 @@ def _restore_row_without_writes(row: Memory, t) -> None:  # type: ignore[no-unty
                 value_key=row.value_key,
                 valid_until__isnull=True,
             )
+            .filter(BELIEVED)
             .exclude(id=row.id)
-            .first()
         )
-        if holder is not None and is_believed(holder):
+        if held.exists():
             raise NotRestorable("another fact holds this key now; retract or end it first", field="memory_id")
     Memory.objects.filter(id=row.id).update(invalidated_by_event=None, invalidated_at=None)
 
@@ -116,6 +118,8 @@ def restore_fact(*, agent_id: str, memory_id: str, actor: str, reason: str) -> M
     agent_id, actor, reason, row = curated_fact(
         agent_id=agent_id, memory_id=memory_id, reason=reason, actor=actor
     )
+    assert row.subject is not None and row.predicate is not None  # curated_fact checked both
+    subject, predicate = row.subject, row.predicate
     _check_restorable(row)
     primary_id = (row.metadata or {}).get(CONTINUATION_KEY) or row.id
     if primary_id != row.id:  # a continuation row: the retract was of the primary row's writes
@@ -127,11 +131,11 @@ def restore_fact(*, agent_id: str, memory_id: str, actor: str, reason: str) -> M
     n_writes = _believe_again(row, primary_id, t)
     changed = {row.id}
     if n_writes:
-        changed |= rederive_key(agent_id, row.subject, row.predicate, at=t, value_key=row.value_key)
+        changed |= rederive_key(agent_id, subject, predicate, at=t, value_key=row.value_key)
     elif FactWrite.objects.filter(agent_id=agent_id, memory_id=primary_id).exists():
         raise NotRestorable("nothing this fact's retract took away is left to restore", field="memory_id")
     else:
-        _restore_row_without_writes(row, t)
+        _restore_row_without_writes(row)
     after = _key_current(row, t)
     c.bump_generation(agent_id, changed)
     resolve_tainted(agent_id=agent_id, t=t)  # a restored source settles an item about a fact citing it
@@ -140,10 +144,10 @@ def restore_fact(*, agent_id: str, memory_id: str, actor: str, reason: str) -> M
         actor=actor,
         action=RESTORE_EVENT,
         memory_id=memory_id,
-        subject=row.subject,
+        subject=subject,
         reason=reason,
         at=t,
-        predicate=row.predicate,
+        predicate=predicate,
         writes=n_writes,
         ended=sorted(before - after),
     )

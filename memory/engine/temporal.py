@@ -770,6 +770,7 @@ def retract_fact(*, agent_id: str, memory_id: str, reason: str, actor: str) -> M
     agent_id, actor, reason, row = curated_fact(
         agent_id=agent_id, memory_id=memory_id, reason=reason, actor=actor
     )
+    assert row.subject is not None and row.predicate is not None  # curated_fact checked both
     if is_retracted(row.invalidated_by_event):
         raise EngineError("this fact is already retracted", code="already_retracted", field="memory_id")
     t = c.now()

@@ -259,3 +259,22 @@ def test_restore_matches_the_reference_model(before, after, pick):
 def test_restore_matches_the_reference_model_on_postgres(before, after, pick, on_postgres):
     assert on_postgres, "this test must run against PostgreSQL"
     run_restore_property(before, after, pick)
+
+
+def test_a_row_no_write_speaks_for_is_restored_as_a_row_unless_another_holds_its_key():
+    """A legacy row imported without history (simulated: its write log removed) is retracted and restored as a
+    row; once a newer fact holds the key open, restoring it would make two open rows: not_restorable."""
+    with at(0):
+        legacy = fact("ana", "works_at", "Acme", valid_from=dt("2026-01-01"))
+    FactWrite.objects.filter(agent_id=A, memory_id=legacy).delete()
+    retract(legacy, 5)
+    assert engine.get_at(at=dt("2026-12-01"), **KEY) is None
+    restore(legacy, 10)
+    assert engine.get_at(at=dt("2026-12-01"), **KEY).id == legacy
+    retract(legacy, 15)
+    with at(20):
+        fact("ana", "works_at", "Globex", valid_from=dt("2026-02-01"))
+    with pytest.raises(engine.NotRestorable) as err:
+        restore(legacy, 25)
+    assert "holds this key" in str(err.value)
+    assert Memory.objects.get(id=legacy).invalidated_by_event == "curator_retract"
