@@ -30,6 +30,7 @@ from web.access import AgentAccess, agent_access, login_required
 from web.http import HtmxHttpRequest, actor_of, refusal, render_page, wants_fragment
 
 from . import graph_export, selectors
+from .views import RESTORE_REASONS
 
 # An entity's name (a node id) can be longer than the text it was stored as (NFKC makes up to 18 characters of
 # one): the entity fields take what the engine looks up (its MAX_TRIPLE_PART × NFKC_MAX_EXPANSION; a test pins
@@ -257,6 +258,7 @@ def entity_context(access: AgentAccess, name: str) -> dict[str, Any]:
         "facts_capped": len(facts) >= FACTS_LIMIT,
         "aliases": aliases,
         "retract_reasons": RETRACT_REASONS,
+        "restore_reasons": RESTORE_REASONS,
         "merge_form": MergeForm(initial={"canonical": canonical}),
     }
 
@@ -570,6 +572,7 @@ def graph_retract(request: HtmxHttpRequest, agent_id: str, memory_id: str) -> Ht
             "now": timezone.now(),
             "can_curate": True,
             "retract_reasons": RETRACT_REASONS,
+            "restore_reasons": RESTORE_REASONS,
             "retract_form": form if error else None,
             "error": error,
             "note": note,

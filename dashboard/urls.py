@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import graph_views, insights_views, ops_data_views, ops_views, views
+from . import graph_views, insights_views, ops_data_views, ops_views, restore_views, views
 
 app_name = "dashboard"
 urlpatterns = [
@@ -8,6 +8,11 @@ urlpatterns = [
     path("agents/<str:agent_id>/", views.agent_home, name="agent"),
     path("agents/<str:agent_id>/memories/", views.memory_list, name="memories"),
     path("agents/<str:agent_id>/memories/<str:memory_id>/", views.memory_detail, name="memory"),
+    path(
+        "agents/<str:agent_id>/memories/<str:memory_id>/restore/",
+        restore_views.fact_restore,
+        name="fact_restore",
+    ),
     path("agents/<str:agent_id>/timeline/", views.timeline, name="timeline"),
     path("agents/<str:agent_id>/tokens/", views.tokens, name="tokens"),
     path("agents/<str:agent_id>/tokens/<int:token_id>/revoke/", views.token_revoke, name="token_revoke"),

@@ -38,6 +38,11 @@ PAGE_SIZE = 25
 SEARCH_LIMIT = 100  # the engine's maximum; ranked search pages over at most this many hits
 RECENT = 10
 AUDIT_PAGE_SIZE = 50
+RESTORE_REASONS = (  # why a curator restores a retracted fact (restore_views.RestoreForm)
+    ("mistake", "Retracted by mistake"),
+    ("confirmed", "Confirmed correct"),
+    ("other", "Other"),
+)
 
 
 @login_required
@@ -114,18 +119,29 @@ def memory_detail(request: HtmxHttpRequest, agent_id: str, memory_id: str) -> Ht
     record = selectors.memory_record(access.agent.agent_id, memory_id)
     if record is None:
         raise Http404("No such memory.")
+    return render_page(request, "dashboard/memory_detail.html", memory_context(access, record))
+
+
+def memory_context(access: AgentAccess, record: engine.MemoryRecord) -> dict[str, Any]:
+    """The memory page's context: the row, its status, related rows, its archive, and what a curator may do."""
     now = timezone.now()
     archive = engine.memory_archive(agent_id=access.agent.agent_id, memory_ids=[record.id]).get(record.id)
-    context = {
+    status = record.status_at(now)
+    has_archive = bool(archive and archive.original is not None)
+    # the role is read only when the page has something for curators (the archive, a restore)
+    curator = (has_archive or status == "retracted") and access.has_role(Role.CURATOR)
+    return {
         "agent": access.agent,
         "m": record,
         "now": now,
-        "status": record.status_at(now),
+        "status": status,
         "related": selectors.related_rows(record),
         "archive": archive,  # its tier, and the original text tiering shortened (SPEC B9): curators read it
-        "can_read_archive": bool(archive and archive.original is not None and access.has_role(Role.CURATOR)),
+        "can_read_archive": has_archive and curator,
+        "can_curate": curator,
+        "restore_reasons": RESTORE_REASONS,
+        "restore_refusal": engine.restore_refusal(record.invalidated_by_event),
     }
-    return render_page(request, "dashboard/memory_detail.html", context)
 
 
 @login_required

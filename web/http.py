@@ -106,6 +106,8 @@ ERROR_STATUS = {
     "undo_conflict": 409,
     "undo_not_yours": 409,
     "already_retracted": 409,
+    "not_retracted": 409,
+    "not_restorable": 409,
     "page_removed": 409,
     "already_curated": 409,
     "already_undone": 409,

@@ -26,6 +26,7 @@ ACTION_WORDS = {
     "token_revoke": "Revoked a token",
     "import": "Imported",
     "curator_retract": "Retracted",
+    "curator_restore": "Restored a fact",
     "alias_add": "Merged entities",
     "merge_undone": "Merge undone",
     "review_proposed": "Proposed for review",
@@ -91,6 +92,8 @@ def before_after(event: Any) -> tuple[str, str] | None:
             alone = f"“{d['alias']}” = “{d['previous_canonical']}”"
         merged = f"“{d['alias']}” = “{d['canonical']}”"
         return (alone, merged) if action == "alias_add" else (merged, alone)
+    if action == "curator_restore":
+        return ("retracted", "believed")
     if action == "origin_purge":
         return (f"{len(d.get('retracted') or [])} believed", f"{len(d.get('retracted') or [])} retracted")
     return None

@@ -176,6 +176,7 @@ from .public import (
 from .purge import expire_by_subject, invalidate_by_origin
 from .reflexion import maybe_consolidate, recall, record_mistake, reflexion_context, render_block
 from .rekey import RekeyReport, rekey_predicates
+from .restore import NotRestorable, NotRetracted, restore_fact, restore_refusal
 from .retrieval import get_by_ids, get_memory, list_recent, search, search_layer, summarize
 from .review import CLAIM_SECS as REVIEW_CLAIM_SECS
 from .review import KINDS as REVIEW_KINDS
@@ -419,6 +420,10 @@ __all__ = [
     "normalize_entity",
     "resolve_entity",
     "retract_fact",
+    "restore_fact",
+    "restore_refusal",
+    "NotRestorable",
+    "NotRetracted",
     "rekey_predicates",
     "is_multi_valued",
     "RekeyReport",

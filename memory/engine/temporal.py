@@ -480,7 +480,7 @@ def _reaffirm(
 
 
 def _write_spans(writes: list[FactWrite]) -> list[WriteSpan]:
-    return [WriteSpan(w.id, w.req_from, w.req_until, w.memory_id, w.source_event) for w in writes]
+    return [WriteSpan(w.order, w.req_from, w.req_until, w.memory_id, w.source_event) for w in writes]
 
 
 @dataclass
@@ -745,11 +745,10 @@ def _row_from_write(w: FactWrite, at: datetime) -> Memory:
 # --- a curator's retract ------------------------------------------------------------------------------
 
 
-@c.write_transaction
-def retract_fact(*, agent_id: str, memory_id: str, reason: str, actor: str) -> MemoryRecord:
-    """A curator's retract of one fact: every write supporting the row is retracted and the key's timeline
-    re-derived (a value it had superseded comes back), like a purge of that single fact. Audited; bumps the
-    generation. Another agent's id and an unknown id give the same ``not_found``."""
+def curated_fact(*, agent_id: Any, memory_id: Any, reason: Any, actor: Any) -> tuple[str, str, str, Memory]:
+    """The checked request of a curator's retract or restore of one fact: agent, actor, trimmed reason and the
+    fact's row, its key locked and the row re-read (a concurrent change that committed meanwhile is seen).
+    Another agent's id and an unknown id give the same ``not_found``."""
     agent_id = c.check_agent_id(agent_id)
     actor = c.check_actor(actor)
     if not isinstance(reason, str) or not reason.strip():
@@ -761,9 +760,20 @@ def retract_fact(*, agent_id: str, memory_id: str, reason: str, actor: str) -> M
     row = Memory.objects.filter(id=memory_id).first()
     if row is None or row.agent_id != agent_id or not row.subject or not row.predicate:
         raise NotFound("no fact with that id", field="memory_id")
-    # lock the key first, then re-read: a concurrent retract that committed meanwhile is seen here
     c.lock_key(agent_id, row.subject, row.predicate)
     row.refresh_from_db()  # memory rows are never deleted
+    return agent_id, actor, reason.strip(), row
+
+
+@c.write_transaction
+def retract_fact(*, agent_id: str, memory_id: str, reason: str, actor: str) -> MemoryRecord:
+    """A curator's retract of one fact: every write supporting the row is retracted and the key's timeline
+    re-derived (a value it had superseded comes back), like a purge of that single fact. Audited; bumps the
+    generation. Another agent's id and an unknown id give the same ``not_found``."""
+    agent_id, actor, reason, row = curated_fact(
+        agent_id=agent_id, memory_id=memory_id, reason=reason, actor=actor
+    )
+    assert row.subject is not None and row.predicate is not None  # curated_fact checked both
     if is_retracted(row.invalidated_by_event):
         raise EngineError("this fact is already retracted", code="already_retracted", field="memory_id")
     t = c.now()
@@ -802,7 +812,7 @@ def retract_fact(*, agent_id: str, memory_id: str, reason: str, actor: str) -> M
         action="curator_retract",
         memory_id=row.id,
         subject=row.subject,
-        reason=reason.strip(),
+        reason=reason,
         at=t,
         predicate=row.predicate,
         writes=n_writes,

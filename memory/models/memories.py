@@ -129,6 +129,9 @@ class FactWrite(models.Model):
     # from quarantine, until a purge or reject. NULL believed_from: never believed yet.
     believed_from = models.DateTimeField(null=True, blank=True)
     believed_until = models.DateTimeField(null=True, blank=True)
+    # A curator's restore (SPEC D6) believes a retracted write again through a copy believed from the restore
+    # on: the copy ranks in ingestion order (SPEC T2) as the write it copies. NULL: as its own id.
+    ranks_as = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         db_table = "memory_fact_writes"
@@ -140,6 +143,11 @@ class FactWrite(models.Model):
             models.Index(fields=["agent_id", "origin"], name="idx_fw_agent_origin"),
             models.Index(fields=["memory_id"], name="idx_fw_memory"),
         ]
+
+    @property
+    def order(self) -> int:
+        """Ingestion order (SPEC T2): the id, or the id of the write this one is a restored copy of."""
+        return int(self.ranks_as or self.id)
 
     def believed_at(self, when) -> bool:  # type: ignore[no-untyped-def]
         return (

@@ -103,6 +103,33 @@ def main() -> int:
         WikiPage.objects.filter(agent_id=AGENT, removed_at__isnull=False).values_list("id", flat=True)
     )
 
+    # ... and restores a fact a curator retracted (one per width), from the memory's page
+    from django.utils import timezone
+
+    from memory.engine.belief import current_q
+
+    busy = {
+        "Jordan Lee",
+        "Priya Raman",
+        "Dana Whitfield",
+        "李老闆",
+        "Zed Ortiz",
+        "Globex",
+        "Ivy Chen",
+        "Kai Moreau",
+    }
+    retracted = list(
+        Memory.objects.filter(agent_id=AGENT, subject__isnull=False, predicate__isnull=False)
+        .exclude(subject="")
+        .exclude(subject__in=busy)
+        .exclude(content__icontains="deploy")
+        .filter(current_q(timezone.now()))
+        .order_by("id")
+        .values_list("id", flat=True)[:2]
+    )
+    for memory_id in retracted:
+        engine.retract_fact(agent_id=AGENT, memory_id=memory_id, reason="wrong", actor="user:curator")
+
     memory = (
         Memory.objects.filter(agent_id=AGENT, subject="Jordan Lee", predicate="marital_status")
         .order_by("-created_at")
@@ -124,6 +151,7 @@ def main() -> int:
         .exists(),
         "merges": merges,
         "removed_pages": removed_pages,
+        "retracted": retracted,
         "other_agent": OTHER_AGENT,
         "users": USERS,
         "password": os.environ["MEMDESK_DEMO_PASSWORD"],

@@ -43,6 +43,7 @@ def pages(info: dict[str, Any]) -> list[tuple[str, str, str]]:
         ("memories", f"{a}/memories/?status=all", "viewer"),
         ("search", f"{a}/memories/?q=deploy", "viewer"),
         ("memory", f"{a}/memories/{info['memory']}/", "viewer"),
+        ("memory-retracted", f"{a}/memories/{info['retracted'][0]}/", "viewer"),  # a curator gets Restore
         ("timelines", f"{a}/timeline/", "viewer"),
         ("timeline", f"{a}/timeline/?subject=Jordan%20Lee&predicate=marital_status", "viewer"),
         ("graph", f"{a}/graph/", "viewer"),

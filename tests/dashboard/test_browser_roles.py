@@ -10,7 +10,7 @@ Every step saves a screenshot under ``var/test-artifacts/<role>/<width>/`` (giti
 - reviewer: the desk's compact list sorted by impact, a per-fact decision (approve four of five), a keyboard
   rejection with a number key, the decision in the audit log in words;
 - curator: the review queue and its decision log, a wiki page with its diff, a held batch linking its token,
-  undoing a merge from the audit log and restoring a removed wiki page;
+  undoing a merge from the audit log, restoring a removed wiki page and a retracted fact;
 - admin: the token behind an origin, the operations page's guard settings and an origin purge preview;
 - outsider (Northwind's admin): nothing of Acme's agent: the same 404 as an agent that does not exist, no link,
   no search hit.
@@ -215,6 +215,18 @@ class Journey:
         panel.locator(".merge-undo-button").click()
         expect(panel.locator(".merge-undo-done")).to_contain_text("“boss li” is its own name again")
         self.shot("merge-undone-in-panel")
+
+        # a fact a curator retracted is restored from its page, with a reason
+        fact = info["retracted"][1 if self.phone else 0]
+        page.goto(f"{self.agent}/memories/{fact}/")
+        restore = page.locator("#memory-restore")
+        restore.locator("select[name=reason]").select_option("mistake")
+        restore.locator("button[type=submit]").click()
+        expect(page.locator("body")).to_contain_text("Restored: ")
+        expect(page.locator("#memory-restore")).to_have_count(0)
+        self.shot("fact-restored")
+        page.goto(self.agent + "/audit/?action=curator_restore")
+        expect(page.locator("#audit-table .action-badge").first).to_have_text("Restored a fact")
 
     def admin(self) -> None:
         page, info = self.page, self.info

@@ -389,6 +389,8 @@ def _old_entity(nodes: np.ndarray, dead_old: np.ndarray, n_e_kept: int, n_e: int
     """New entity numbers back to the old rows (-1 for entities new in this delta)."""
     if not dead_old.size:
         return np.where(nodes < n_e, nodes, -1)
+    if n_e_kept <= 0:  # every old entity died: all of these are new (and ``kept`` is empty)
+        return np.full(nodes.shape, -1, dtype=np.int64)
     kept = np.delete(np.arange(n_e), dead_old)
     return np.where(nodes < n_e_kept, kept[np.minimum(nodes, n_e_kept - 1)], -1)
 
