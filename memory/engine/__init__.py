@@ -205,6 +205,7 @@ from .review_policy import IMPACT_THRESHOLD as REVIEW_IMPACT_THRESHOLD
 from .review_policy import PolicyInEffect, policy_in_effect
 from .skills import LEVELS as SKILL_LEVELS
 from .skills import SkillRecord, SkillUse, skill_use, skills, skills_check
+from .state_stamp import clear_state_memo, state_memo, state_memo_many
 from .taint import ACTOR as TAINT_ACTOR
 from .taint import RULE as TAINT_RULE
 from .taint import resolve_tainted
@@ -413,6 +414,9 @@ __all__ = [
     "entity_vectors_for",
     "export_graph",
     "generation_memo",
+    "clear_state_memo",
+    "state_memo",
+    "state_memo_many",
     "graph_scores",
     "graph_view",
     "link_backfill",

@@ -17,6 +17,7 @@ from . import common as c
 from . import graph, text, timeparse, vectors
 from .belief import NOT_RETRACTED, RETRACTED, current_q, current_sql
 from .reinforce import feedback_weights, reinforcement
+from .state_stamp import state_memo
 from .types import InvalidArgument, MemoryRecord, NotFound, RetrievalWeights, SearchHit
 
 MAX_LIMIT = 100
@@ -633,12 +634,19 @@ def summarize(*, agent_id: str) -> dict[str, Any]:
     """Counts of current memories by layer, current facts, and rows kept only in history: two aggregate queries
     that the (agent, layer, quarantined, invalidated_by_event, valid_from, valid_until, subject) index covers
     (the agent home at 100k memories reads no table row). Counting ``agent_id`` (never null) keeps each count
-    inside that index; ``Count("subject")`` counts the current facts."""
+    inside that index; ``Count("subject")`` counts the current facts. Kept while the agent's state stamp and
+    world time allow (``state_memo``): one query for the stamp then."""
     agent_id = c.check_agent_id(agent_id)
+    at = c.now()
+    kept = state_memo(agent_id, "summarize", at, lambda: _summarize(agent_id, at))
+    return {**kept, "by_layer": dict(kept["by_layer"])}
+
+
+def _summarize(agent_id: str, at: datetime) -> dict[str, Any]:
     rows = Memory.objects.filter(agent_id=agent_id).order_by()
     current = {
         r["layer"]: r
-        for r in rows.filter(current_q(c.now()))
+        for r in rows.filter(current_q(at))
         .values("layer")
         .annotate(n=Count("agent_id"), facts=Count("subject"))
     }

@@ -95,7 +95,10 @@ def test_query_count_does_not_grow_with_agents_or_memories(client, team, viewer,
         Agent.objects.create(agent_id=f"bot-{i}", team=team)
         make_memories(f"bot-{i}", 6)
     login(client, viewer)
-    # session, user, agents (with team), counts of every agent in one aggregate
+    # session, user, agents (with team), their state stamps, counts of every agent in one aggregate, the next
+    # moment a row starts or stops holding (2); then the kept counts (engine.state_memo_many): the stamps alone
+    with django_assert_num_queries(7):
+        response = client.get(URL)
     with django_assert_num_queries(4):
         response = client.get(URL)
     assert response.status_code == 200
