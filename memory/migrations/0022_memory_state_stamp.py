@@ -30,7 +30,8 @@ SQLITE_FORWARD = [
         {_sqlite_bump("old")}
         {_sqlite_bump("new")}
     END""",
-    "INSERT INTO memory_state_stamp(agent_id, stamp, token) SELECT DISTINCT agent_id, 1, random() FROM memories",
+    "INSERT INTO memory_state_stamp(agent_id, stamp, token)"
+    " SELECT agent_id, 1, random() FROM (SELECT DISTINCT agent_id FROM memories)",
 ]
 SQLITE_BACKWARD = [
     "DROP TRIGGER IF EXISTS memories_state_ai",
@@ -57,8 +58,8 @@ PG_FORWARD = [
     "DROP TRIGGER IF EXISTS memories_state_stamp ON memories",
     f"""CREATE TRIGGER memories_state_stamp AFTER INSERT OR DELETE OR UPDATE OF {COLUMNS} ON memories
         FOR EACH ROW EXECUTE FUNCTION memdesk_state_bump()""",
-    f"INSERT INTO memory_state_stamp(agent_id, stamp, token) SELECT DISTINCT agent_id, 1, {PG_TOKEN} FROM memories"
-    " ON CONFLICT (agent_id) DO NOTHING",
+    f"INSERT INTO memory_state_stamp(agent_id, stamp, token) SELECT agent_id, 1, {PG_TOKEN}"
+    " FROM (SELECT DISTINCT agent_id FROM memories) d ON CONFLICT (agent_id) DO NOTHING",
 ]
 PG_BACKWARD = [
     "DROP TRIGGER IF EXISTS memories_state_stamp ON memories",

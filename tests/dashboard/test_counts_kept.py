@@ -163,3 +163,21 @@ def test_a_column_the_counts_do_not_read_keeps_the_stamp(agent):
     assert state_stamp.state_stamps([a])[a] == before
     Memory.objects.filter(agent_id=a).update(layer="semantic")
     assert state_stamp.state_stamps([a])[a] != before
+
+
+def test_the_migration_stamps_the_agents_that_already_have_rows(agent, other_agent):
+    import importlib
+
+    migration = importlib.import_module("memory.migrations.0022_memory_state_stamp")
+    make_memories(agent.agent_id, 2)
+    make_memories(other_agent.agent_id, 1)
+    vendor = {"sqlite": "SQLITE", "postgresql": "PG"}[connection.vendor]
+    with connection.cursor() as cur:
+        for statement in getattr(migration, f"{vendor}_BACKWARD") + getattr(migration, f"{vendor}_FORWARD"):
+            cur.execute(statement)
+    stamps = state_stamp.state_stamps([agent.agent_id, other_agent.agent_id, "nobody"])
+    assert set(stamps) == {agent.agent_id, other_agent.agent_id}
+    engine.clear_state_memo()
+    assert_kept_equal_fresh(agent.agent_id, other_agent.agent_id)
+    make_memories(agent.agent_id, 1)  # the triggers are back
+    assert_kept_equal_fresh(agent.agent_id, other_agent.agent_id)
