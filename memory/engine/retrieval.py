@@ -17,7 +17,7 @@ from . import common as c
 from . import graph, text, timeparse, vectors
 from .belief import NOT_RETRACTED, RETRACTED, current_q, current_sql
 from .reinforce import feedback_weights, reinforcement
-from .state_stamp import state_memo
+from .state_stamp import fts_ranked, state_memo
 from .types import InvalidArgument, MemoryRecord, NotFound, RetrievalWeights, SearchHit
 
 MAX_LIMIT = 100
@@ -86,19 +86,27 @@ def _sqlite_ranked_prefix(
     and filters a ``memories`` row for every hit before sorting, which dominates for frequent words (~60k
     hits at 100k rows).
 
+    The ranked hits are kept while no row's indexed text changed (``state_stamp.fts_ranked``, migration 0023):
+    bm25 over every match of a common word is most of the search's SQL.
+
     Exactness: ordering by bm25 alone is cheapest, so only hits strictly better than the (k+1)-th form a
     complete prefix in ``(bm25, id)`` order (a tie group straddling the cut is dropped; templated fact texts
     tie a lot). If ``n`` rows of that prefix pass the filters they are the join's first ``n``. If not (ties,
     other agents' rows, history or quarantine crowd the prefix) return None: the caller runs the join.
     """
     k = max(PREFIX_PER_CANDIDATE * n, PREFIX_MIN)
+
+    def ranked() -> list[Any]:
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT memory_id, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH %s"
+                " ORDER BY bm25(memories_fts) LIMIT %s",
+                [match, k + 1],
+            )
+            return list(cur.fetchall())
+
+    hits = fts_ranked(match, k + 1, ranked)
     with connection.cursor() as cur:
-        cur.execute(
-            "SELECT memory_id, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH %s"
-            " ORDER BY bm25(memories_fts) LIMIT %s",
-            [match, k + 1],
-        )
-        hits = cur.fetchall()
         exhaustive = len(hits) <= k
         if not exhaustive:
             cut = hits[k][1]

@@ -37,6 +37,7 @@ stats = {"hits": 0, "misses": 0}
 def clear_state_memo() -> None:
     with _lock:
         _memo.clear()
+        _fts.clear()
 
 
 def state_stamps(agent_ids: Iterable[str]) -> dict[str, tuple[int, int]]:
@@ -106,3 +107,39 @@ def state_memo_many(
 def state_memo(agent_id: str, key: Any, at: datetime, compute: Callable[[], Any]) -> Any:
     """``compute()`` for one agent, kept as ``state_memo_many`` keeps it."""
     return state_memo_many([agent_id], key, at, lambda ids: {agent_id: compute()})[agent_id]
+
+
+# --- SQLite's full-text ranking of a match (migration 0023) -------------------------------------------------
+
+FTS_ENTRIES = 32
+_fts: OrderedDict[tuple[str, int], tuple[tuple[int, int], tuple[tuple[Any, float], ...]]] = OrderedDict()
+fts_stats = {"hits": 0, "misses": 0}
+
+
+def fts_stamp() -> tuple[int, int] | None:
+    """The full-text stamp (SQLite; None without the table: nothing is kept)."""
+    with connection.cursor() as cur:
+        cur.execute("SELECT stamp, token FROM memory_fts_stamp WHERE id = 1")
+        row = cur.fetchone()
+    return (int(row[0]), int(row[1])) if row else None
+
+
+def fts_ranked(match: str, k: int, compute: Callable[[], list[Any]]) -> list[Any]:
+    """``compute()`` (the best ``k`` full-text hits of ``match`` as (memory id, bm25) rows), kept while no
+    indexed text of any row changed. A new list each time: callers may sort it."""
+    stamp = fts_stamp()
+    with _lock:
+        found = _fts.get((match, k))
+        if stamp is not None and found is not None and found[0] == stamp:
+            _fts.move_to_end((match, k))
+            fts_stats["hits"] += 1
+            return list(found[1])
+        fts_stats["misses"] += 1
+    rows = [tuple(r) for r in compute()]
+    if stamp is not None:
+        with _lock:
+            _fts[(match, k)] = (stamp, tuple(rows))  # type: ignore[arg-type]
+            _fts.move_to_end((match, k))
+            while len(_fts) > FTS_ENTRIES:
+                _fts.popitem(last=False)
+    return rows
