@@ -86,7 +86,7 @@ def _sqlite_ranked_prefix(
     and filters a ``memories`` row for every hit before sorting, which dominates for frequent words (~60k
     hits at 100k rows).
 
-    The ranked hits are kept while no row's indexed text changed (``state_stamp.fts_ranked``, migration 0023):
+    The ranked hits are kept while no row's indexed text changed (``state_stamp.fts_ranked``, migration 0024):
     bm25 over every match of a common word is most of the search's SQL.
 
     Exactness: ordering by bm25 alone is cheapest, so only hits strictly better than the (k+1)-th form a

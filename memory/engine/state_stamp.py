@@ -4,7 +4,7 @@ Counting an agent's rows by state reads its whole state index (≈ 20 ms of SQL 
 of the agents list and the agent home). A count only changes when
 
 - a row of the agent is inserted, deleted, or updated in a column the counts read: database triggers move the
-  agent's ``memory_state_stamp`` row then (migration 0022), whatever code writes, in the writer's transaction;
+  agent's ``memory_state_stamp`` row then (migration 0023), whatever code writes, in the writer's transaction;
 - world time reaches the next moment a believed row of the agent starts (``valid_from``) or stops
   (``valid_until``) holding.
 
@@ -109,7 +109,7 @@ def state_memo(agent_id: str, key: Any, at: datetime, compute: Callable[[], Any]
     return state_memo_many([agent_id], key, at, lambda ids: {agent_id: compute()})[agent_id]
 
 
-# --- SQLite's full-text ranking of a match (migration 0023) -------------------------------------------------
+# --- SQLite's full-text ranking of a match (migration 0024) -------------------------------------------------
 
 FTS_ENTRIES = 32
 _fts: OrderedDict[tuple[str, int], tuple[tuple[int, int], tuple[tuple[Any, float], ...]]] = OrderedDict()

@@ -168,7 +168,7 @@ def test_a_column_the_counts_do_not_read_keeps_the_stamp(agent):
 def test_the_migration_stamps_the_agents_that_already_have_rows(agent, other_agent):
     import importlib
 
-    migration = importlib.import_module("memory.migrations.0022_memory_state_stamp")
+    migration = importlib.import_module("memory.migrations.0023_memory_state_stamp")
     make_memories(agent.agent_id, 2)
     make_memories(other_agent.agent_id, 1)
     vendor = {"sqlite": "SQLITE", "postgresql": "PG"}[connection.vendor]

@@ -251,7 +251,7 @@ def test_search_query_count_is_fixed(member, agent, django_assert_num_queries):
     # session, user, agent, engine.search (no access-count update): on SQLite four statements (the full-text
     # stamp, FTS candidates, the believed ids among them, then the rows); on PostgreSQL one GIN query; plus the
     # graph (SPEC G1-G5): the generation row, the agent's current facts and its aliases (below 500 triples the
-    # graph is built per query). Again with nothing written: SQLite's ranking is kept (migration 0023).
+    # graph is built per query). Again with nothing written: SQLite's ranking is kept (migration 0024).
     with django_assert_num_queries(10 if connection.vendor == "sqlite" else 7):
         response = member.get(url(agent.agent_id) + "?q=weekly", headers=HTMX)
     with django_assert_num_queries(9 if connection.vendor == "sqlite" else 7):

@@ -1,4 +1,4 @@
-"""SQLite's kept full-text ranking (issue 19: the memory search for a common word; migration 0023): a search
+"""SQLite's kept full-text ranking (issue 19: the memory search for a common word; migration 0024): a search
 answers exactly as it does with nothing kept, after writes to this agent's rows and to another agent's (bm25
 reads the whole index), after content cuts and plain SQL updates; a search with nothing changed does not rank
 again."""

@@ -24,13 +24,13 @@ def _sqlite_bump(row: str) -> str:
 
 SQLITE_FORWARD = [
     TABLE,
-    f"""CREATE TRIGGER memories_state_ai AFTER INSERT ON memories BEGIN {_sqlite_bump("new")} END""",
-    f"""CREATE TRIGGER memories_state_ad AFTER DELETE ON memories BEGIN {_sqlite_bump("old")} END""",
-    f"""CREATE TRIGGER memories_state_au AFTER UPDATE OF {COLUMNS} ON memories BEGIN
+    f"""CREATE TRIGGER IF NOT EXISTS memories_state_ai AFTER INSERT ON memories BEGIN {_sqlite_bump("new")} END""",
+    f"""CREATE TRIGGER IF NOT EXISTS memories_state_ad AFTER DELETE ON memories BEGIN {_sqlite_bump("old")} END""",
+    f"""CREATE TRIGGER IF NOT EXISTS memories_state_au AFTER UPDATE OF {COLUMNS} ON memories BEGIN
         {_sqlite_bump("old")}
         {_sqlite_bump("new")}
     END""",
-    "INSERT INTO memory_state_stamp(agent_id, stamp, token)"
+    "INSERT OR IGNORE INTO memory_state_stamp(agent_id, stamp, token)"
     " SELECT agent_id, 1, random() FROM (SELECT DISTINCT agent_id FROM memories)",
 ]
 SQLITE_BACKWARD = [
@@ -83,5 +83,5 @@ def backward(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memory", "0021_home_counts")]
+    dependencies = [("memory", "0022_fact_write_ranks_as")]
     operations = [migrations.RunPython(forward, backward)]

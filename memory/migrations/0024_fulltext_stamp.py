@@ -16,9 +16,9 @@ SQLITE_FORWARD = [
     "CREATE TABLE IF NOT EXISTS memory_fts_stamp (id integer NOT NULL PRIMARY KEY CHECK (id = 1),"
     " stamp bigint NOT NULL, token bigint NOT NULL)",
     "INSERT OR IGNORE INTO memory_fts_stamp(id, stamp, token) VALUES (1, 1, random())",
-    f"CREATE TRIGGER memories_fts_stamp_ai AFTER INSERT ON memories BEGIN {BUMP} END",
-    f"CREATE TRIGGER memories_fts_stamp_ad AFTER DELETE ON memories BEGIN {BUMP} END",
-    "CREATE TRIGGER memories_fts_stamp_au AFTER UPDATE OF content, subject, predicate, object, id ON memories"
+    f"CREATE TRIGGER IF NOT EXISTS memories_fts_stamp_ai AFTER INSERT ON memories BEGIN {BUMP} END",
+    f"CREATE TRIGGER IF NOT EXISTS memories_fts_stamp_ad AFTER DELETE ON memories BEGIN {BUMP} END",
+    "CREATE TRIGGER IF NOT EXISTS memories_fts_stamp_au AFTER UPDATE OF content, subject, predicate, object, id ON memories"
     f" BEGIN {BUMP} END",
 ]
 SQLITE_BACKWARD = [
@@ -42,5 +42,5 @@ def backward(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memory", "0022_memory_state_stamp")]
+    dependencies = [("memory", "0023_memory_state_stamp")]
     operations = [migrations.RunPython(forward, backward)]
