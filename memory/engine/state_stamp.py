@@ -12,6 +12,10 @@ So a value is kept under (agent, key) with the stamp it was computed after and t
 while the stamp is the same and the time is in [computed at, next moment). The stamp is read before the counts,
 so a value is never older than its stamp. A test compares it with a fresh count after every kind of write and
 as time passes.
+
+Cost on writes: one upsert of the stamp row per row written (no measurable difference per ``engine.store`` on
+SQLite, whose writes are serialised anyway). On PostgreSQL the stamp row is locked until the writer commits,
+so two transactions writing rows of the same agent take turns from their first row write on.
 """
 
 from __future__ import annotations
