@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import html
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -17,7 +18,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from django.urls import get_script_prefix, reverse
-from django.utils.html import conditional_escape, format_html, format_html_join
+from django.utils.html import conditional_escape
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
 
@@ -209,6 +210,19 @@ def _date(moment: datetime) -> str:
 # --- as HTML: the card's heaviest parts, built here rather than in templates (a page shows 20 cards) -----------
 
 
+def format_html(format_string: str, *args: Any) -> SafeString:
+    """``django.utils.html.format_html`` with the same output (each argument as ``conditional_escape`` gives
+    it: its ``__html__()`` when it has one, else ``html.escape`` of its text), without the lazy-argument
+    wrappers around every escape: a review page calls it some 700 times (≈ 15 % of the page's time). A test
+    pins it equal to Django's."""
+    return SafeString(format_string.format(*[_escaped(a) for a in args]))
+
+
+def _escaped(value: Any) -> str:
+    as_html = getattr(value, "__html__", None)
+    return str(as_html()) if as_html is not None else html.escape(str(value))
+
+
 def _when(value: Any, empty: str = "—") -> SafeString:
     """A time as ``<time>`` (like the ``when`` filter), or ``empty``."""
     moment = parse_time(value)
@@ -275,7 +289,7 @@ def side_html(
         )
     head += mark_safe("</h3>")
     if segments:
-        text = format_html_join("", "{}", ((format_html(TAGS.get(s.op, "{}"), s.text),) for s in segments))
+        text = mark_safe("".join(format_html(TAGS.get(s.op, "{}"), s.text) for s in segments))
     else:
         text = conditional_escape(side.get("content") or "")
     parts = [head, format_html('<p class="side-text">{}</p>', text)]

@@ -60,3 +60,36 @@ def test_the_axis_falls_back_to_ingestion_and_draws_nothing_without_times():
     axis = time_axis([("new", {"valid_from": None, "ingested_at": "2025-12-31T00:00:00Z"})], NOW)
     assert axis is not None and len(axis.bars) == 1 and axis.bars[0].width >= 2
     assert time_axis([("old", {}), ("new", {"valid_from": "not a time"})], NOW) is None
+
+
+def test_the_cards_format_html_gives_djangos_output():
+    """``evidence.format_html`` (the cheap one the cards' sides and axes use) escapes exactly like Django's."""
+    from django.utils import html as django_html
+    from django.utils.functional import lazy, lazystr
+    from django.utils.safestring import SafeString, mark_safe
+
+    from review import evidence
+
+    class Html:
+        def __html__(self) -> str:
+            return "<b>own</b>"
+
+    values = [
+        "<script>alert('x') & \"y\"</script>",
+        mark_safe("<i>kept</i>"),
+        SafeString("<em>&amp;</em>"),
+        0,
+        0.25,
+        None,
+        lazystr("<lazy> & 'text'"),
+        lazy(lambda: mark_safe("<u>lazy safe</u>"), SafeString)(),
+        Html(),
+        "plain",
+    ]
+    template = '<p class="{}">' + "{} · " * (len(values) - 1) + "</p>"
+    ours = evidence.format_html(template, *values)
+    assert evidence.format_html is not django_html.format_html
+    assert ours == django_html.format_html(template, *values)
+    assert isinstance(ours, SafeString)
+    for v in values:
+        assert evidence.format_html("[{}]", v) == django_html.format_html("[{}]", v)
