@@ -117,3 +117,60 @@ def test_reviewer_against_the_ttl_job():
     assert request.status == "expired" and request.decided_by == "system:ttl"
     assert getattr(results[0], "code", None) == "already_decided"
     assert set(FactWrite.objects.filter(agent_id="race-ttl").values_list("state", flat=True)) == {"retracted"}
+
+
+def test_a_distill_locks_its_keys_before_its_first_write():
+    """``store_facts_protected`` takes every key it may write before writing any: a write holds the agent's
+    generation and state-stamp rows until commit, so a key lock taken after one would let a one-key writer of
+    that key (holding it, then wanting those rows) close a cycle with the distill."""
+    from django.db import OperationalError, connection, transaction
+
+    from memory.engine import common as c
+
+    agent = "race-distill"
+    engine.store_temporal(agent_id=agent, content="seed fact", subject="seed", predicate="p", object="o")
+    held, release = threading.Event(), threading.Event()
+    out: dict = {}
+
+    def holder():
+        try:
+            with transaction.atomic():
+                c.lock_key(agent, "bravo", "p")  # a one-key writer of the distill's second key, mid-write
+                held.set()
+                release.wait(30)
+        finally:
+            connections.close_all()
+
+    def distill():
+        try:
+            held.wait(30)
+            out["results"] = engine.store_facts_protected(
+                agent_id=agent,
+                origin="channel:slack",
+                facts=[
+                    {"content": "alpha p x", "subject": "alpha", "predicate": "p", "object": "x"},
+                    {"content": "bravo p y", "subject": "bravo", "predicate": "p", "object": "y"},
+                ],
+            )
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=holder), threading.Thread(target=distill)]
+    for t in threads:
+        t.start()
+    try:
+        assert held.wait(30)
+        threads[1].join(1.5)
+        assert threads[1].is_alive(), "the distill should be waiting for the key the holder has"
+        try:  # the distill has written nothing yet: the agent's stamp and generation rows are free
+            with transaction.atomic(), connection.cursor() as cur:
+                cur.execute("SET LOCAL lock_timeout = '200ms'")
+                cur.execute("SELECT 1 FROM memory_state_stamp WHERE agent_id = %s FOR UPDATE", [agent])
+                cur.execute("SELECT 1 FROM graph_generation WHERE agent_id = %s FOR UPDATE", [agent])
+        except OperationalError as exc:
+            pytest.fail(f"the distill wrote before it held all its keys: {exc}")
+    finally:
+        release.set()
+        for t in threads:
+            t.join(60)
+    assert [r.outcome for r in out["results"]] == ["stored", "stored"]

@@ -312,8 +312,12 @@ def store_facts_protected(
     results: list[StoreResult | None] = [None] * len(facts)
     accepted: dict[str, list[tuple[int, FactInput]]] = {}
     seen: set[tuple[str, str, str | None, str]] = set()
-    for i, raw in enumerate(facts):
-        parsed = _protected_fact(agent_id, raw, origin, session_id)
+    parsed_all = [_protected_fact(agent_id, raw, origin, session_id) for raw in facts]
+    # Every key the call may write is locked at once, in sorted order, before its first write (as batch writes
+    # do): a write holds the agent's generation and state-stamp rows until commit, so a key lock taken after one
+    # could close a cycle with a one-key writer of that key (a deadlock on PostgreSQL).
+    c.lock_keys(agent_id, [(p.subject, p.predicate) for p in parsed_all if isinstance(p, FactInput)])
+    for i, parsed in enumerate(parsed_all):
         if isinstance(parsed, StoreResult):
             results[i] = parsed
             continue
