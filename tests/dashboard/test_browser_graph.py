@@ -36,10 +36,16 @@ CANVAS_PIXELS = """() => {
   for (let i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
   return n;
 }"""
+# The node's point on the page, or null while the canvas is being (re)drawn after a swap: polled with
+# wait_for_function, so a redraw in progress is waited for rather than read half-made.
 NODE_POINT = """(id) => {
   const net = window.memdeskGraph;
-  const dom = net.canvasToDOM(net.getPositions([id])[id]);
-  const box = document.querySelector('#graph-canvas canvas').getBoundingClientRect();
+  const el = document.querySelector('#graph-canvas canvas');
+  if (!net || !el) return null;
+  const pos = net.getPositions([id])[id];
+  if (!pos) return null;
+  const dom = net.canvasToDOM(pos);
+  const box = el.getBoundingClientRect();
   return {x: box.left + dom.x, y: box.top + dom.y};
 }"""
 
@@ -114,7 +120,7 @@ def test_curator_draws_the_graph_offline_and_merges_two_names(live_server, demo,
             expect(page).to_have_url(re.compile(r"entity=%E6%9D%8E%E8%80%81%E9%97%86"))
             expect(canvas).to_have_attribute("data-rendered", "true")
             expect(page.locator("#graph-focus")).to_contain_text("Neighbourhood of 李老闆")
-            point = page.evaluate(NODE_POINT, "李老闆")
+            point = page.wait_for_function(NODE_POINT, arg="李老闆", timeout=10_000).json_value()
             page.mouse.click(point["x"], point["y"])
             panel = page.locator("#entity-panel")
             expect(panel).to_have_attribute("data-entity", "李老闆")
