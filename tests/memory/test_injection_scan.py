@@ -248,3 +248,74 @@ def test_a_clause_read_plainly_is_not_read_again_relaxed(monkeypatch):
     assert any("thursday" in c for c in plain) and any("noon" in c for c in plain)
     assert any("ignore" in c for c in relaxed)  # the leetspeak view's own clause is read relaxed
     assert not any("thursday" in c or "noon" in c for c in relaxed)
+
+
+def test_nfkc_boundary_set_matches_unicodedata():
+    """The starters that compose with the character before them (``_COMPOSING_STARTERS``) are recomputed from
+    this Python's Unicode data: a new Unicode version with a new one fails here, not silently in a scan."""
+    import unicodedata
+
+    from memory.engine.injection.normalise import _COMPOSING_STARTERS
+
+    found = set()
+    for cp in range(0x110000):
+        parts = unicodedata.decomposition(chr(cp)).split()
+        if len(parts) == 2 and not parts[0].startswith("<"):
+            second = chr(int(parts[1], 16))
+            if unicodedata.combining(second) == 0:
+                found.add(second)
+    hangul = {chr(c) for c in (*range(0x1161, 0x1176), *range(0x11A8, 0x11C3))}
+    assert found | hangul == set(_COMPOSING_STARTERS)
+
+
+_NFKC_PIECES = [
+    "e\u0301",
+    "\u1100",
+    "\u1161",
+    "\u11a8",
+    "\uac00",
+    "\ufdfa",
+    "a",
+    " ",
+    "\u0301",
+    "\u0323",
+    "\u0b47",
+    "\u0b3e",
+    "\ufb01",
+    "\u2460",
+    "\ud800",
+    "中",
+    "\u0915\u093c",
+    "\u0f73",
+    "\u0344",
+    "\u1fbf",
+]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_chunked_nfkc_is_exactly_nfkc(seed):
+    """The scan normalises long non-ASCII text chunk by chunk, cutting only where NFKC of the pieces joins to NFKC of
+    the whole (Hangul syllables built across a cut, marks reordered across it, Indic vowel signs composing with
+    the letter before). It must give NFKC exactly, and tell the same "expanded past the limit"."""
+    import random
+    import unicodedata
+
+    from memory.engine.injection.normalise import _nfkc_cut
+
+    rng = random.Random(seed)
+    raw = "".join(rng.choice(_NFKC_PIECES) for _ in range(rng.randint(2_000, 7_000)))
+    full = unicodedata.normalize("NFKC", raw)
+    assert _nfkc_cut(raw, MAX_SCAN_CHARS) == (full, len(full) > MAX_SCAN_CHARS)
+    out, expanded = _nfkc_cut(raw, 4_000)
+    assert expanded == (len(full) > 4_000)
+    assert full.startswith(out) and (len(out) > 4_000 if expanded else out == full)
+
+
+def test_text_that_expands_under_nfkc_is_normalised_only_as_far_as_it_is_kept():
+    """U+FDFA makes 18 characters: 64 KB of it would normalise to 393,210 characters, of which the scan keeps a
+    prefix. The normalisation stops soon after the limit."""
+    from memory.engine.injection.normalise import _NFKC_CHUNK, _nfkc_cut
+
+    out, expanded = _nfkc_cut("\ufdfa" * 21_845, MAX_SCAN_CHARS)
+    assert expanded
+    assert MAX_SCAN_CHARS < len(out) <= MAX_SCAN_CHARS + 18 * (_NFKC_CHUNK + 64)

@@ -185,6 +185,58 @@ def _count_zero_width(raw: str) -> int:
     return count
 
 
+_NFKC_CHUNK = 2048  # characters of input normalised at a time (a text that expands is cut early)
+_NFKC_SEEK = 64  # how far past a chunk's end a safe place to cut is looked for
+
+
+# starters (combining class 0) that compose with the character before them: the second character of a two-character
+# canonical decomposition (Unicode 14, Python 3.11; ``test_nfkc_boundary_set_matches_unicodedata`` recomputes it)
+# and the Hangul vowel and final jamo, which compose algorithmically
+_COMPOSING_STARTERS = frozenset(
+    chr(c)
+    for c in (
+        *(0x09BE, 0x09D7, 0x0B3E, 0x0B56, 0x0B57, 0x0BBE, 0x0BD7, 0x0CC2, 0x0CD5, 0x0CD6, 0x0D3E, 0x0D57),
+        *(0x0DCF, 0x0DDF, 0x0FB5, 0x0FB7, 0x102E, 0x1B35, 0x11127, 0x1133E, 0x11357, 0x114B0, 0x114BA),
+        *(0x114BD, 0x115AF, 0x11930),
+        *range(0x1161, 0x1176),
+        *range(0x11A8, 0x11C3),
+    )
+)
+
+
+def _nfkc_boundary(raw: str, k: int) -> bool:
+    """Whether NFKC(raw) == NFKC(raw[:k]) + NFKC(raw[k:]). It is when ``raw[k]`` decomposes to text that starts
+    with a starter (combining class 0) that never composes with what comes before it: canonical reordering does
+    not move a mark past a starter, and nothing after that starter can compose with what precedes it."""
+    d = unicodedata.normalize("NFKD", raw[k])
+    return bool(d) and unicodedata.combining(d[0]) == 0 and d[0] not in _COMPOSING_STARTERS
+
+
+def _nfkc_cut(raw: str, limit: int) -> tuple[str, bool]:
+    """(NFKC of ``raw``, whether it is longer than ``limit``). Normalised chunk by chunk, cut only where the
+    pieces join exactly (:func:`_nfkc_boundary`), stopping once the output passes ``limit``: a text that expands
+    18x (U+FDFA repeated) costs the characters that are kept, not all eighteen-fold of them. When the output passes
+    ``limit``, what is returned is the exact NFKC of a prefix of ``raw`` at least ``limit`` characters long."""
+    if len(raw) <= _NFKC_CHUNK:
+        out = unicodedata.normalize("NFKC", raw)
+        return out, len(out) > limit
+    parts: list[str] = []
+    size, start, n = 0, 0, len(raw)
+    while start < n:
+        end = min(n, start + _NFKC_CHUNK)
+        while end < n and end < start + _NFKC_CHUNK + _NFKC_SEEK and not _nfkc_boundary(raw, end):
+            end += 1
+        if end < n and not _nfkc_boundary(raw, end):
+            end = n  # no safe cut nearby: the rest in one piece
+        part = unicodedata.normalize("NFKC", raw[start:end])
+        parts.append(part)
+        size += len(part)
+        if size > limit:
+            return "".join(parts), True
+        start = end
+    return "".join(parts), False
+
+
 @dataclass(frozen=True)
 class Prepared:
     """One input, normalised: ``nfkc``; ``folded_nozw`` (folded, zero-width characters and HTML entities
@@ -207,8 +259,7 @@ def prepare(raw: str, limit: int, expanded_limit: int | None = None) -> Prepared
     """Normalise at most ``limit`` characters; a text NFKC expands past ``limit`` keeps only
     ``expanded_limit`` of them (its verdict is decided as suspicious anyway)."""
     ascii_only = raw.isascii()
-    nfkc = raw if ascii_only else unicodedata.normalize("NFKC", raw)
-    expanded = len(nfkc) > limit
+    nfkc, expanded = (raw, len(raw) > limit) if ascii_only else _nfkc_cut(raw, limit)
     nfkc = nfkc[: expanded_limit if expanded and expanded_limit is not None else limit]
     folded = _fold_text(nfkc, normalised=True)
     has_zw = not ascii_only and bool(_ZW_RE.search(raw))
