@@ -9,6 +9,7 @@ ever rendered escaped: in templates, and to the canvas through ``json_script`` (
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -548,23 +549,9 @@ def graph_retract(request: HtmxHttpRequest, agent_id: str, memory_id: str) -> Ht
     access = agent_access(request.user, agent_id, role=Role.CURATOR)
     aid = access.agent.agent_id
     form = RetractForm(request.POST)
-    status, error, note = 200, "", ""
-    record = None
-    if not form.is_valid():
-        status, error = 422, "A reason is required." if "reason" in form.errors else "Check the reason."
-    else:
-        try:
-            record = engine.retract_fact(
-                agent_id=aid, memory_id=memory_id, reason=form.reason_text(), actor=actor_of(request)
-            )
-        except engine.NotFound:
-            raise Http404("No such memory.") from None
-        except engine.EngineError as exc:
-            status, error = refusal(exc)
-        else:
-            note = f"Retracted: “{record.content}” ({form.reason_text()})."
-    if record is None:
-        record = _fact_or_404(aid, memory_id)
+    record, status, error, note = reasoned_fact_action(
+        request, form, engine.retract_fact, aid, memory_id, "Retracted"
+    )
     if wants_fragment(request):
         context = {
             "agent": access.agent,
@@ -600,6 +587,35 @@ def _fact_or_404(agent_id: str, memory_id: str) -> engine.MemoryRecord:
     if record is None or record.subject is None:
         raise Http404("No such memory.")
     return record
+
+
+def reasoned_fact_action(
+    request: HtmxHttpRequest,
+    form: RetractForm,
+    action: Callable[..., engine.MemoryRecord],
+    agent_id: str,
+    memory_id: str,
+    done: str,
+) -> tuple[engine.MemoryRecord, int, str, str]:
+    """A curator's retract or restore of one fact with a required reason: (the fact as it is now, status, error,
+    note). An invalid form is 422; the engine's refusal keeps its status and message; an unknown id (or another
+    agent's) is a 404."""
+    status, error, note = 200, "", ""
+    record = None
+    if not form.is_valid():
+        status, error = 422, "A reason is required." if "reason" in form.errors else "Check the reason."
+    else:
+        try:
+            record = action(
+                agent_id=agent_id, memory_id=memory_id, reason=form.reason_text(), actor=actor_of(request)
+            )
+        except engine.NotFound:
+            raise Http404("No such memory.") from None
+        except engine.EngineError as exc:
+            status, error = refusal(exc)
+        else:
+            note = f"{done}: “{record.content}” ({form.reason_text()})."
+    return (record or _fact_or_404(agent_id, memory_id)), status, error, note
 
 
 # --- undo a merge (issue 19 item 3) -----------------------------------------------------------------------

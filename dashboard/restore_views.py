@@ -11,7 +11,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -21,9 +21,9 @@ from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
 from memory import engine
 from memory.models import Role
 from web.access import agent_access, login_required
-from web.http import HtmxHttpRequest, actor_of, refusal, wants_fragment
+from web.http import HtmxHttpRequest, wants_fragment
 
-from .graph_views import RETRACT_REASONS, RetractForm, _fact_or_404, _respond, graph_url
+from .graph_views import RETRACT_REASONS, RetractForm, _respond, graph_url, reasoned_fact_action
 from .views import RESTORE_REASONS, memory_context
 
 PLACES = ("graph", "memory")
@@ -44,23 +44,9 @@ def fact_restore(request: HtmxHttpRequest, agent_id: str, memory_id: str) -> Htt
     aid = access.agent.agent_id
     place = request.POST.get("from") if request.POST.get("from") in PLACES else "memory"
     form = RestoreForm(request.POST)
-    status, error, note = 200, "", ""
-    record = None
-    if not form.is_valid():
-        status, error = 422, "A reason is required." if "reason" in form.errors else "Check the reason."
-    else:
-        try:
-            record = engine.restore_fact(
-                agent_id=aid, memory_id=memory_id, reason=form.reason_text(), actor=actor_of(request)
-            )
-        except engine.NotFound:
-            raise Http404("No such memory.") from None
-        except engine.EngineError as exc:
-            status, error = refusal(exc)
-        else:
-            note = f"Restored: “{record.content}” ({form.reason_text()})."
-    if record is None:
-        record = _fact_or_404(aid, memory_id)
+    record, status, error, note = reasoned_fact_action(
+        request, form, engine.restore_fact, aid, memory_id, "Restored"
+    )
     memory_url = reverse("dashboard:memory", args=[aid, record.id])
     if note and not (place == "graph" and wants_fragment(request)):
         messages.success(request, note)
