@@ -1,0 +1,246 @@
+"""The classifier's compiled scoring path (numba): the same hashed features as ``features.HashedText`` and the
+same windows, scored in two compiled calls per text instead of a dozen numpy calls per window.
+
+``hash_view`` computes the buckets ``HashedText`` computes (character n-gram polynomials, the CRC-32 of each
+token, word bigrams; mixed and masked), in the same layout: each character n-gram size, then words, then
+bigrams. ``best_logit`` then, for every window, counts the window's buckets in a dense scratch array (one per
+thread, left zeroed), takes the float32 ``1 + log(count)`` of each distinct bucket from the same table as
+``features``, L2-normalises them in float32 as ``HashedText.features`` does and adds up ``weight · value`` in
+float64. The numpy path's dot products are float32 (BLAS order), so a logit can differ from it by float32
+rounding (~1e-7); nothing else differs.
+
+:func:`best_logit` returns None when numba is missing or the kernels fail (logged once): the caller then uses
+the numpy path. Compiled code is cached on disk (``cache=True``), so only the first process pays the compile.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+
+import numpy as np
+
+from .features import _MIX, _ONE_PLUS_LOG, _P, _SALT_BIGRAM, _SALT_WORD, FeatureConfig, windows
+
+log = logging.getLogger("memdesk.injection")
+
+try:
+    from numba import njit
+except ImportError:  # pragma: no cover - numba is a pinned dependency
+    njit = None
+
+
+def _crc_table() -> np.ndarray:
+    """zlib's CRC-32 table (reflected polynomial 0xEDB88320)."""
+    table = np.zeros(256, dtype=np.uint64)
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
+        table[i] = c
+    return table
+
+
+_CRC = _crc_table()
+_U0 = np.uint64(0)
+_U8 = np.uint64(8)
+_U33 = np.uint64(33)
+_UFF = np.uint64(0xFF)
+_CRC_INIT = np.uint64(0xFFFFFFFF)
+
+
+def _hash_view(
+    codes, sizes, salts, mask, bigrams, crc
+):  # pragma: no cover - compiled; tested through hash_view
+    """(buckets, bounds, word_starts) of the padded text's code points: ``bounds[p]`` is the (start, end) in
+    ``buckets`` of character n-gram size ``sizes[p]`` (the sizes that fit), then of words, then of bigrams."""
+    n = codes.shape[0]
+    length = n - 2
+    n_parts = 0
+    total = 0
+    for s in sizes:
+        if n - s + 1 <= 0:
+            break
+        n_parts += 1
+        total += n - s + 1
+    # tokens: runs of [a-z0-9], and each character in U+3400..U+4DBF, U+4E00..U+9FFF
+    n_tokens = 0
+    prev = False
+    for j in range(length):
+        c = codes[j + 1]
+        alnum = (97 <= c <= 122) or (48 <= c <= 57)
+        if (alnum and not prev) or (0x3400 <= c <= 0x4DBF) or (0x4E00 <= c <= 0x9FFF):
+            n_tokens += 1
+        prev = alnum
+    n_bigrams = n_tokens - 1 if bigrams and n_tokens > 1 else 0
+    buckets = np.empty(total + n_tokens + n_bigrams, dtype=np.int64)
+    bounds = np.zeros((n_parts + 2, 2), dtype=np.int64)
+    at = 0
+    for p in range(n_parts):
+        s = sizes[p]
+        count = n - s + 1
+        bounds[p, 0] = at
+        bounds[p, 1] = at + count
+        salt = salts[p]
+        for i in range(count):
+            h = _U0
+            for k in range(s):
+                h = h * _P + np.uint64(codes[i + k])
+            h = h + salt
+            h = h ^ (h >> _U33)
+            h = h * _MIX
+            h = h ^ (h >> _U33)
+            buckets[at + i] = np.int64(h & mask)
+        at += count
+    starts = np.empty(n_tokens, dtype=np.int64)
+    crcs = np.empty(n_tokens, dtype=np.uint64)
+    t = 0
+    j = 0
+    while j < length:
+        c = codes[j + 1]
+        if (97 <= c <= 122) or (48 <= c <= 57):
+            r = _CRC_INIT
+            starts[t] = j
+            while j < length:
+                c = codes[j + 1]
+                if not ((97 <= c <= 122) or (48 <= c <= 57)):
+                    break
+                r = crc[np.int64((r ^ np.uint64(c)) & _UFF)] ^ (r >> _U8)
+                j += 1
+            crcs[t] = r ^ _CRC_INIT
+            t += 1
+        elif (0x3400 <= c <= 0x4DBF) or (0x4E00 <= c <= 0x9FFF):
+            r = _CRC_INIT
+            cc = np.uint64(c)
+            for byte in (
+                np.uint64(0xE0) | (cc >> np.uint64(12)),
+                np.uint64(0x80) | ((cc >> np.uint64(6)) & np.uint64(0x3F)),
+                np.uint64(0x80) | (cc & np.uint64(0x3F)),
+            ):
+                r = crc[np.int64((r ^ byte) & _UFF)] ^ (r >> _U8)
+            starts[t] = j
+            crcs[t] = r ^ _CRC_INIT
+            t += 1
+            j += 1
+        else:
+            j += 1
+    bounds[n_parts, 0] = at
+    bounds[n_parts, 1] = at + n_tokens
+    for t in range(n_tokens):
+        h = crcs[t] + _SALT_WORD
+        h = h ^ (h >> _U33)
+        h = h * _MIX
+        h = h ^ (h >> _U33)
+        buckets[at + t] = np.int64(h & mask)
+    at += n_tokens
+    bounds[n_parts + 1, 0] = at
+    bounds[n_parts + 1, 1] = at + n_bigrams
+    for t in range(n_bigrams):
+        h = crcs[t] * _P + crcs[t + 1] + _SALT_BIGRAM
+        h = h ^ (h >> _U33)
+        h = h * _MIX
+        h = h ^ (h >> _U33)
+        buckets[at + t] = np.int64(h & mask)
+    return buckets, bounds, starts
+
+
+def _best_logit(buckets, bounds, starts, wins, length, weights, table, counts):  # pragma: no cover - compiled
+    """The largest over ``wins`` of each window's ``weights · features`` (without the bias); ``counts`` is a
+    zeroed int32 scratch array of ``len(weights)``, left zeroed."""
+    n_parts = bounds.shape[0] - 2
+    distinct = np.empty(buckets.shape[0], dtype=np.int64)
+    values = np.empty(buckets.shape[0], dtype=np.float32)
+    best = -np.inf
+    for w in range(wins.shape[0]):
+        lo = wins[w, 0]
+        hi = wins[w, 1]
+        nd = 0
+        full = lo <= 0 and hi >= length
+        a = 0 if lo <= 0 else lo + 1  # character n-gram i starts at max(i - 1, 0)
+        w_lo = np.searchsorted(starts, lo)
+        w_hi = np.searchsorted(starts, hi)
+        for p in range(n_parts + 2):
+            start = bounds[p, 0]
+            size = bounds[p, 1] - start
+            if full:
+                first, last = 0, size
+            elif p < n_parts:
+                first, last = min(a, size), min(hi + 1, size)
+            else:  # words, then bigrams: bigram j starts where word j does
+                first, last = min(w_lo, size), min(w_hi, size)
+            for i in range(start + first, start + last):
+                b = buckets[i]
+                c = counts[b]
+                if c == 0:
+                    distinct[nd] = b
+                    nd += 1
+                counts[b] = c + 1
+        if nd == 0:
+            best = max(best, 0.0)
+            continue
+        squares = 0.0
+        for k in range(nd):
+            c = counts[distinct[k]]
+            v = table[c - 1] if c <= table.shape[0] else np.float32(1.0 + math.log(c))
+            values[k] = v
+            squares += float(v) * float(v)
+        norm = float(np.float32(math.sqrt(squares)))
+        acc = 0.0
+        for k in range(nd):
+            b = distinct[k]
+            acc += float(weights[b]) * float(np.float32(float(values[k]) / norm))
+            counts[b] = 0
+        best = max(best, acc)
+    return best
+
+
+if njit is not None:
+    _hash_view = njit(cache=True, nogil=True)(_hash_view)
+    _best_logit = njit(cache=True, nogil=True)(_best_logit)
+
+_scratch = threading.local()
+_failed: list[BaseException] = []  # the kernels failed once (logged): the numpy path from then on
+
+
+def _codes(view: str) -> np.ndarray:
+    return np.frombuffer(f" {view} ".encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def hash_view(view: str, config: FeatureConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(buckets, bounds, word starts) as ``HashedText`` holds them (``bounds``: (start, end) of each character
+    n-gram size that fits, then of words, then of bigrams). Raises when the kernels are unavailable."""
+    sizes = np.array(sorted(config.char_ngrams), dtype=np.int64)
+    with np.errstate(over="ignore"):
+        salts = np.array([np.uint64(n) * _P ** np.uint64(n) for n in sizes.tolist()], dtype=np.uint64)
+    mask = np.uint64(config.n_features - 1)
+    return _hash_view(_codes(view), sizes, salts, mask, config.word_bigrams, _CRC)
+
+
+def _counts(n: int) -> np.ndarray:
+    found: np.ndarray | None = getattr(_scratch, "counts", None)
+    if found is None or found.shape[0] != n:
+        found = np.zeros(n, dtype=np.int32)
+        _scratch.counts = found
+    return found
+
+
+def best_logit(view: str, config: FeatureConfig, weights: np.ndarray) -> float | None:
+    """The largest window logit of ``view`` (without the bias), or None when the compiled path is unavailable."""
+    if njit is None or _failed:
+        return None
+    try:
+        buckets, bounds, starts = hash_view(view, config)
+        wins = np.array(windows(len(view), config), dtype=np.int64).reshape(-1, 2)
+        counts = _counts(weights.shape[0])
+        return float(_best_logit(buckets, bounds, starts, wins, len(view), weights, _ONE_PLUS_LOG, counts))
+    except Exception as exc:  # a compile or runtime failure: fall back for the rest of the process
+        _failed.append(exc)
+        _scratch.counts = None
+        log.warning("injection classifier: compiled scoring unavailable, using numpy: %s", exc)
+        return None
+
+
+def available() -> bool:
+    """Whether :func:`best_logit` uses the compiled kernels (compiling them if needed)."""
+    return best_logit("", FeatureConfig(), np.zeros(FeatureConfig().n_features, np.float32)) is not None
