@@ -28,7 +28,7 @@ log = logging.getLogger("memdesk.injection")
 try:
     from numba import njit
 except ImportError:  # pragma: no cover - numba is a pinned dependency
-    njit = None
+    njit = None  # type: ignore[assignment]
 
 
 def _crc_table() -> np.ndarray:
