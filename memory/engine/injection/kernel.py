@@ -15,13 +15,14 @@ the numpy path. Compiled code is cached on disk (``cache=True``), so only the fi
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
 
 import numpy as np
 
-from .features import _MIX, _ONE_PLUS_LOG, _P, _SALT_BIGRAM, _SALT_WORD, FeatureConfig, windows
+from .features import _MIX, _ONE_PLUS_LOG, _P, _SALT_BIGRAM, _SALT_WORD, FeatureConfig
 
 log = logging.getLogger("memdesk.injection")
 
@@ -147,7 +148,8 @@ def _hash_view(
 
 def _best_logit(buckets, bounds, starts, wins, length, weights, table, counts):  # pragma: no cover - compiled
     """The largest over ``wins`` of each window's ``weights · features`` (without the bias); ``counts`` is a
-    zeroed int32 scratch array of ``len(weights)``, left zeroed."""
+    zeroed int32 scratch array of ``len(weights)``, left zeroed. (Numbering the text's distinct buckets first, to
+    count in arrays of the text's size, measured slower.)"""
     n_parts = bounds.shape[0] - 2
     distinct = np.empty(buckets.shape[0], dtype=np.int64)
     values = np.empty(buckets.shape[0], dtype=np.float32)
@@ -195,9 +197,41 @@ def _best_logit(buckets, bounds, starts, wins, length, weights, table, counts): 
     return best
 
 
+def _windows(length, window, stride, max_windows):  # pragma: no cover - compiled; ``features.windows``
+    """``features.windows(length, config)`` as an (n, 2) array."""
+    if window <= 0 or length <= window:
+        out = np.empty((1, 2), dtype=np.int64)
+        out[0, 0] = 0
+        out[0, 1] = length
+        return out
+    stride = max(stride, -(-length // max_windows))
+    width = max(window, 2 * stride)
+    n = 1
+    while (n - 1) * stride + width < length:
+        n += 1
+    out = np.empty((n, 2), dtype=np.int64)
+    for w in range(n):
+        out[w, 0] = w * stride
+        out[w, 1] = min(length, w * stride + width)
+    return out
+
+
+def _score(
+    codes, sizes, salts, mask, bigrams, crc, shape, weights, table, counts
+):  # pragma: no cover - compiled
+    """The best window logit (without the bias) of the padded text's code points; ``shape`` is the config's
+    (window, stride, max_windows)."""
+    buckets, bounds, starts = _hash_view(codes, sizes, salts, mask, bigrams, crc)
+    length = codes.shape[0] - 2
+    wins = _windows(length, shape[0], shape[1], shape[2])
+    return _best_logit(buckets, bounds, starts, wins, length, weights, table, counts)
+
+
 if njit is not None:
     _hash_view = njit(cache=True, nogil=True)(_hash_view)
     _best_logit = njit(cache=True, nogil=True)(_best_logit)
+    _windows = njit(cache=True, nogil=True)(_windows)
+    _score = njit(cache=True, nogil=True)(_score)
 
 _scratch = threading.local()
 _failed: list[BaseException] = []  # the kernels failed once (logged): the numpy path from then on
@@ -207,14 +241,31 @@ def _codes(view: str) -> np.ndarray:
     return np.frombuffer(f" {view} ".encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-def hash_view(view: str, config: FeatureConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(buckets, bounds, word starts) as ``HashedText`` holds them (``bounds``: (start, end) of each character
-    n-gram size that fits, then of words, then of bigrams). Raises when the kernels are unavailable."""
+@functools.lru_cache(maxsize=8)
+def _constants(
+    config: FeatureConfig,
+) -> tuple[np.ndarray, np.ndarray, np.uint64, bool, np.ndarray, np.ndarray]:
+    """The kernels' view of ``config``: n-gram sizes, their salts, the bucket mask, bigrams, the CRC table and
+    (window, stride, max_windows)."""
     sizes = np.array(sorted(config.char_ngrams), dtype=np.int64)
     with np.errstate(over="ignore"):
         salts = np.array([np.uint64(n) * _P ** np.uint64(n) for n in sizes.tolist()], dtype=np.uint64)
-    mask = np.uint64(config.n_features - 1)
-    return _hash_view(_codes(view), sizes, salts, mask, config.word_bigrams, _CRC)
+    shape = np.array([config.window, config.stride, config.max_windows], dtype=np.int64)
+    return sizes, salts, np.uint64(config.n_features - 1), bool(config.word_bigrams), _CRC, shape
+
+
+def hash_view(view: str, config: FeatureConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(buckets, bounds, word starts) as ``HashedText`` holds them (``bounds``: (start, end) of each character
+    n-gram size that fits, then of words, then of bigrams). Raises when the kernels are unavailable."""
+    sizes, salts, mask, bigrams, crc, _shape = _constants(config)
+    return _hash_view(_codes(view), sizes, salts, mask, bigrams, crc)  # type: ignore[no-any-return]
+
+
+def kernel_windows(length: int, config: FeatureConfig) -> list[tuple[int, int]]:
+    """The compiled ``features.windows`` (tests compare them)."""
+    return [
+        (lo, hi) for lo, hi in _windows(length, config.window, config.stride, config.max_windows).tolist()
+    ]
 
 
 def _counts(n: int) -> np.ndarray:
@@ -230,10 +281,8 @@ def best_logit(view: str, config: FeatureConfig, weights: np.ndarray) -> float |
     if njit is None or _failed:
         return None
     try:
-        buckets, bounds, starts = hash_view(view, config)
-        wins = np.array(windows(len(view), config), dtype=np.int64).reshape(-1, 2)
         counts = _counts(weights.shape[0])
-        return float(_best_logit(buckets, bounds, starts, wins, len(view), weights, _ONE_PLUS_LOG, counts))
+        return float(_score(_codes(view), *_constants(config), weights, _ONE_PLUS_LOG, counts))
     except Exception as exc:  # a compile or runtime failure: fall back for the rest of the process
         _failed.append(exc)
         _scratch.counts = None
