@@ -11,6 +11,7 @@ long document scores as it would alone.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -19,11 +20,11 @@ import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from . import kernel
 from .features import FeatureConfig, HashedText, windows
 
 log = logging.getLogger("memdesk.injection")
@@ -58,7 +59,7 @@ class Model:
     def probability(self, view: str) -> float:
         """P(attack) for a normalised text view: the largest over its windows (compiled, ``kernel``; the numpy
         path when the kernels are unavailable)."""
-        best = kernel.best_logit(view, self.features, self.weights)
+        best = _kernel().best_logit(view, self.features, self.weights)
         if best is None:
             return self.probability_numpy(view)
         return _sigmoid(best + self.bias)
@@ -71,6 +72,13 @@ class Model:
     def probability_numpy(self, view: str) -> float:
         """:meth:`probability` through numpy alone (float32 dot products; ``kernel``'s are float64)."""
         return _sigmoid(self.best_logit_numpy(view))
+
+
+@functools.cache
+def _kernel() -> ModuleType:
+    from . import kernel  # numba: imported (and its compiled code loaded) on first use
+
+    return kernel
 
 
 def _sigmoid(z: float) -> float:
