@@ -19,6 +19,7 @@ import functools
 import logging
 import math
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -227,11 +228,43 @@ def _score(
     return _best_logit(buckets, bounds, starts, wins, length, weights, table, counts)
 
 
+def _compiled(fn: Any) -> Any:
+    """``njit(cache=True, nogil=True)(fn)``, cached apart for each name this module is imported under.
+
+    The benchmarks load this package by path as ``memdesk_injection`` (no Django set-up); numba's cache is
+    per source file, and loading an entry compiled under the other name imports that module (Django's
+    ``memory.engine`` from the benchmarks; an unimportable ``memdesk_injection`` from the app), which fails.
+    So the cache files' names carry the module's name (``kernel._score-<line>-<module>.py311.nbi``)."""
+    dispatcher: Any = njit(cache=True, nogil=True)(fn)
+    dispatcher._cache = _ModuleCache(fn)
+    return dispatcher
+
+
 if njit is not None:
-    _hash_view = njit(cache=True, nogil=True)(_hash_view)
-    _best_logit = njit(cache=True, nogil=True)(_best_logit)
-    _windows = njit(cache=True, nogil=True)(_windows)
-    _score = njit(cache=True, nogil=True)(_score)
+    from numba.core.caching import CompileResultCacheImpl, FunctionCache
+
+    class _ByModule:
+        """A locator mixin: the module's name is part of the cache files' names."""
+
+        def __init__(self, py_func: Any, py_file: str) -> None:
+            super().__init__(py_func, py_file)  # type: ignore[call-arg]
+            self._module = py_func.__module__
+
+        def get_disambiguator(self) -> str:
+            return f"{super().get_disambiguator()}-{self._module}"  # type: ignore[misc]
+
+    class _ModuleCacheImpl(CompileResultCacheImpl):  # type: ignore[misc]
+        _locator_classes: list[Any] = [
+            type(cls.__name__, (_ByModule, cls), {}) for cls in CompileResultCacheImpl._locator_classes
+        ]
+
+    class _ModuleCache(FunctionCache):  # type: ignore[misc]
+        _impl_class = _ModuleCacheImpl
+
+    _hash_view = _compiled(_hash_view)
+    _best_logit = _compiled(_best_logit)
+    _windows = _compiled(_windows)
+    _score = _compiled(_score)
 
 _scratch = threading.local()
 _failed: list[BaseException] = []  # the kernels failed once (logged): the numpy path from then on
