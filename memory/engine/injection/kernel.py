@@ -66,67 +66,66 @@ def _hash_view(
             break
         n_parts += 1
         total += n - s + 1
-    # tokens: runs of [a-z0-9], and each character in U+3400..U+4DBF, U+4E00..U+9FFF
+    # tokens: runs of [a-z0-9], and each character in U+3400..U+4DBF, U+4E00..U+9FFF (their start, their CRC-32)
+    starts = np.empty(length, dtype=np.int64)
+    crcs = np.empty(length, dtype=np.uint64)
     n_tokens = 0
-    prev = False
-    for j in range(length):
-        c = codes[j + 1]
-        alnum = (97 <= c <= 122) or (48 <= c <= 57)
-        if (alnum and not prev) or (0x3400 <= c <= 0x4DBF) or (0x4E00 <= c <= 0x9FFF):
-            n_tokens += 1
-        prev = alnum
-    n_bigrams = n_tokens - 1 if bigrams and n_tokens > 1 else 0
-    buckets = np.empty(total + n_tokens + n_bigrams, dtype=np.int64)
-    bounds = np.zeros((n_parts + 2, 2), dtype=np.int64)
-    at = 0
-    for p in range(n_parts):
-        s = sizes[p]
-        count = n - s + 1
-        bounds[p, 0] = at
-        bounds[p, 1] = at + count
-        salt = salts[p]
-        for i in range(count):
-            h = _U0
-            for k in range(s):
-                h = h * _P + np.uint64(codes[i + k])
-            h = h + salt
-            h = h ^ (h >> _U33)
-            h = h * _MIX
-            h = h ^ (h >> _U33)
-            buckets[at + i] = np.int64(h & mask)
-        at += count
-    starts = np.empty(n_tokens, dtype=np.int64)
-    crcs = np.empty(n_tokens, dtype=np.uint64)
-    t = 0
     j = 0
     while j < length:
         c = codes[j + 1]
         if (97 <= c <= 122) or (48 <= c <= 57):
             r = _CRC_INIT
-            starts[t] = j
+            starts[n_tokens] = j
             while j < length:
                 c = codes[j + 1]
                 if not ((97 <= c <= 122) or (48 <= c <= 57)):
                     break
                 r = crc[np.int64((r ^ np.uint64(c)) & _UFF)] ^ (r >> _U8)
                 j += 1
-            crcs[t] = r ^ _CRC_INIT
-            t += 1
+            crcs[n_tokens] = r ^ _CRC_INIT
+            n_tokens += 1
         elif (0x3400 <= c <= 0x4DBF) or (0x4E00 <= c <= 0x9FFF):
             r = _CRC_INIT
             cc = np.uint64(c)
-            for byte in (
+            for byte in (  # UTF-8
                 np.uint64(0xE0) | (cc >> np.uint64(12)),
                 np.uint64(0x80) | ((cc >> np.uint64(6)) & np.uint64(0x3F)),
                 np.uint64(0x80) | (cc & np.uint64(0x3F)),
             ):
                 r = crc[np.int64((r ^ byte) & _UFF)] ^ (r >> _U8)
-            starts[t] = j
-            crcs[t] = r ^ _CRC_INIT
-            t += 1
+            starts[n_tokens] = j
+            crcs[n_tokens] = r ^ _CRC_INIT
+            n_tokens += 1
             j += 1
         else:
             j += 1
+    starts = starts[:n_tokens].copy()
+    n_bigrams = n_tokens - 1 if bigrams and n_tokens > 1 else 0
+    buckets = np.empty(total + n_tokens + n_bigrams, dtype=np.int64)
+    bounds = np.zeros((n_parts + 2, 2), dtype=np.int64)
+    # character n-grams: poly[i] = sum(codes[i + k] * P**(width - 1 - k)), widened one character at a time
+    poly = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        poly[i] = np.uint64(codes[i])
+    width = 1
+    at = 0
+    for p in range(n_parts):
+        s = sizes[p]
+        while width < s:
+            for i in range(n - width):
+                poly[i] = poly[i] * _P + np.uint64(codes[i + width])
+            width += 1
+        count = n - s + 1
+        bounds[p, 0] = at
+        bounds[p, 1] = at + count
+        salt = salts[p]
+        for i in range(count):
+            h = poly[i] + salt
+            h = h ^ (h >> _U33)
+            h = h * _MIX
+            h = h ^ (h >> _U33)
+            buckets[at + i] = np.int64(h & mask)
+        at += count
     bounds[n_parts, 0] = at
     bounds[n_parts, 1] = at + n_tokens
     for t in range(n_tokens):
