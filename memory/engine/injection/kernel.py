@@ -148,16 +148,21 @@ def _hash_view(
 
 def _best_logit(buckets, bounds, starts, wins, length, weights, table, counts):  # pragma: no cover - compiled
     """The largest over ``wins`` of each window's ``weights · features`` (without the bias); ``counts`` is a
-    zeroed int32 scratch array of ``len(weights)``, left zeroed. (Numbering the text's distinct buckets first, to
-    count in arrays of the text's size, measured slower.)"""
+    zeroed int32 scratch array of ``len(weights)``, left zeroed.
+
+    Per window: count its buckets in ``counts``; walk them again, keeping each bucket the first time (its count
+    not yet reset to 0) without a branch; then the float32 ``1 + log(count)`` values, their float32 L2 norm
+    (as ``HashedText.features``) and the float64 sum of ``weight * value / norm``. (Numbering the text's
+    distinct buckets first, to count in arrays of the text's size, measured slower.)"""
     n_parts = bounds.shape[0] - 2
     distinct = np.empty(buckets.shape[0], dtype=np.int64)
     values = np.empty(buckets.shape[0], dtype=np.float32)
+    found = np.empty(buckets.shape[0], dtype=np.int64)
+    ranges = np.empty((n_parts + 2, 2), dtype=np.int64)
     best = -np.inf
     for w in range(wins.shape[0]):
         lo = wins[w, 0]
         hi = wins[w, 1]
-        nd = 0
         full = lo <= 0 and hi >= length
         a = 0 if lo <= 0 else lo + 1  # character n-gram i starts at max(i - 1, 0)
         w_lo = np.searchsorted(starts, lo)
@@ -171,28 +176,33 @@ def _best_logit(buckets, bounds, starts, wins, length, weights, table, counts): 
                 first, last = min(a, size), min(hi + 1, size)
             else:  # words, then bigrams: bigram j starts where word j does
                 first, last = min(w_lo, size), min(w_hi, size)
-            for i in range(start + first, start + last):
+            ranges[p, 0] = start + first
+            ranges[p, 1] = start + max(first, last)
+        for p in range(n_parts + 2):
+            for i in range(ranges[p, 0], ranges[p, 1]):
+                counts[buckets[i]] += 1
+        nd = 0
+        for p in range(n_parts + 2):
+            for i in range(ranges[p, 0], ranges[p, 1]):
                 b = buckets[i]
                 c = counts[b]
-                if c == 0:
-                    distinct[nd] = b
-                    nd += 1
-                counts[b] = c + 1
-        if nd == 0:
-            best = max(best, 0.0)
-            continue
+                distinct[nd] = b
+                found[nd] = c
+                nd += c != 0  # the first time this window meets b
+                counts[b] = 0
         squares = 0.0
         for k in range(nd):
-            c = counts[distinct[k]]
+            c = found[k]
             v = table[c - 1] if c <= table.shape[0] else np.float32(1.0 + math.log(c))
             values[k] = v
             squares += float(v) * float(v)
+        if nd == 0:
+            best = max(best, 0.0)
+            continue
         norm = float(np.float32(math.sqrt(squares)))
         acc = 0.0
         for k in range(nd):
-            b = distinct[k]
-            acc += float(weights[b]) * float(np.float32(float(values[k]) / norm))
-            counts[b] = 0
+            acc += float(weights[distinct[k]]) * float(np.float32(float(values[k]) / norm))
         best = max(best, acc)
     return best
 
@@ -310,7 +320,7 @@ def _counts(n: int) -> np.ndarray:
 
 def best_logit(view: str, config: FeatureConfig, weights: np.ndarray) -> float | None:
     """The largest window logit of ``view`` (without the bias), or None when the compiled path is unavailable."""
-    if njit is None or _failed:
+    if njit is None or _failed or weights.shape != (config.n_features,):  # (the kernels index without checks)
         return None
     try:
         counts = _counts(weights.shape[0])
