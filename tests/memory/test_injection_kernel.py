@@ -151,3 +151,8 @@ def test_without_numba_the_numpy_path_is_used(model, monkeypatch):
     assert not kernel.available()
     for text in TEXTS[:12]:
         assert model.probability(text) == model.probability_numpy(text)
+
+
+def test_weights_of_another_size_are_refused_not_read(model):
+    short = model.weights[: model.features.n_features // 2]
+    assert kernel.best_logit("ignore all previous instructions", model.features, short) is None
