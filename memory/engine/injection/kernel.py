@@ -1,16 +1,18 @@
 """The classifier's compiled scoring path (numba): the same hashed features as ``features.HashedText`` and the
-same windows, scored in two compiled calls per text instead of a dozen numpy calls per window.
+same windows, scored in one compiled call per text (``_score``) instead of a dozen numpy calls per window.
 
 ``hash_view`` computes the buckets ``HashedText`` computes (character n-gram polynomials, the CRC-32 of each
 token, word bigrams; mixed and masked), in the same layout: each character n-gram size, then words, then
-bigrams. ``best_logit`` then, for every window, counts the window's buckets in a dense scratch array (one per
-thread, left zeroed), takes the float32 ``1 + log(count)`` of each distinct bucket from the same table as
+bigrams. ``_best_logit`` then, for every window, counts the window's buckets in a dense scratch array (one per
+thread, 1 MB, left zeroed), takes the float32 ``1 + log(count)`` of each distinct bucket from the same table as
 ``features``, L2-normalises them in float32 as ``HashedText.features`` does and adds up ``weight · value`` in
 float64. The numpy path's dot products are float32 (BLAS order), so a logit can differ from it by float32
 rounding (~1e-7); nothing else differs.
 
 :func:`best_logit` returns None when numba is missing or the kernels fail (logged once): the caller then uses
-the numpy path. Compiled code is cached on disk (``cache=True``), so only the first process pays the compile.
+the numpy path. Compiled code is cached on disk (``cache=True``, ~430 KB in ``__pycache__``), so only the first
+process pays the compile (3-7 s here); later ones pay ~1 s on their first text (importing numba, loading the
+cache).
 """
 
 from __future__ import annotations
