@@ -7,8 +7,10 @@
 Inputs: every text of the given JSON-lines files (``text`` field), the snapshot inputs of
 tests/data/injection_equivalence (the repo's sample and corpus, long joined texts, the pathological inputs)
 and the benchmark's texts (bench_injection.py: every pool and size). Compared per input: blocked, suspicious,
-score, families, matched rule ids and the classifier probability (within 1e-9); with ``--matches``, also every
-recorded match (rule, family, view, snippet). Prints a JSON summary; exits 1 on any difference.
+score, families, matched rule ids and the classifier probability (within ``--prob-tol``, 1e-9 by default); with
+``--matches``, also every recorded match (rule, family, view, snippet). Prints a JSON summary (with the largest
+probability difference seen, and how many inputs differ in anything but the probability); exits 1 on any
+difference.
 """
 
 from __future__ import annotations
@@ -75,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--against", default="main", help="git ref of the reference code (default: main)")
     ap.add_argument("--data", type=Path, nargs="*", default=[], help="JSON-lines files with a text field")
     ap.add_argument("--matches", action="store_true", help="also compare every recorded match")
+    ap.add_argument(
+        "--prob-tol", type=float, default=1e-9, help="largest allowed probability difference (default: 1e-9)"
+    )
     ap.add_argument("--rules-only", action="store_true", help="compare scan_rules (no classifier)")
     args = ap.parse_args(argv)
     new = importlib.import_module(f"{load_package().__name__}.scan")
@@ -84,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     items = inputs(args.data)
     diffs: list[dict[str, Any]] = []
     t_new = t_old = 0.0
+    max_dp = 0.0
+    outcome_diffs = 0
     for name, text in items:
         t0 = time.process_time()
         a = fn_old(text)
@@ -94,7 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         t_new += t2 - t1
         oa, ob = outcome(a, args.matches), outcome(b, args.matches)
         pa, pb = a.probability, b.probability
-        close = (pa is None) == (pb is None) and (pa is None or abs(pa - pb) <= 1e-9)
+        if pa is not None and pb is not None:
+            max_dp = max(max_dp, abs(pa - pb))
+        close = (pa is None) == (pb is None) and (pa is None or abs(pa - pb) <= args.prob_tol)
+        outcome_diffs += oa != ob
         if oa != ob or not close:
             diffs.append(
                 {"input": name, "chars": len(text), "reference": oa, "p_ref": pa, "now": ob, "p_now": pb}
@@ -106,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
                 "inputs": len(items),
                 "chars": sum(len(t) for _n, t in items),
                 "differences": len(diffs),
+                "outcome_differences": outcome_diffs,
+                "prob_tol": args.prob_tol,
+                "max_prob_difference": max_dp,
                 "first": diffs[:5],
                 "cpu_s_reference": round(t_old, 2),
                 "cpu_s_now": round(t_new, 2),

@@ -11,6 +11,7 @@ long document scores as it would alone.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -19,6 +20,7 @@ import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -55,10 +57,28 @@ class Model:
         return float(np.dot(self.weights[idx], values)) + self.bias
 
     def probability(self, view: str) -> float:
-        """P(attack) for a normalised text view: the largest over its windows."""
+        """P(attack) for a normalised text view: the largest over its windows (compiled, ``kernel``; the numpy
+        path when the kernels are unavailable)."""
+        best = _kernel().best_logit(view, self.features, self.weights)
+        if best is None:
+            return self.probability_numpy(view)
+        return _sigmoid(best + self.bias)
+
+    def best_logit_numpy(self, view: str) -> float:
+        """The largest window logit of ``view`` through ``HashedText.features`` (what training uses)."""
         hashed = HashedText(view, self.features)
-        best = max(self.logit(*hashed.features(lo, hi)) for lo, hi in windows(len(view), self.features))
-        return _sigmoid(best)
+        return max(self.logit(*hashed.features(lo, hi)) for lo, hi in windows(len(view), self.features))
+
+    def probability_numpy(self, view: str) -> float:
+        """:meth:`probability` through numpy alone (float32 dot products; ``kernel``'s are float64)."""
+        return _sigmoid(self.best_logit_numpy(view))
+
+
+@functools.cache
+def _kernel() -> ModuleType:
+    from . import kernel  # numba: imported (and its compiled code loaded) on first use
+
+    return kernel
 
 
 def _sigmoid(z: float) -> float:
