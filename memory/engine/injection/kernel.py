@@ -12,7 +12,8 @@ rounding (~1e-7); nothing else differs.
 :func:`best_logit` returns None when numba is missing or the kernels fail (logged once): the caller then uses
 the numpy path. Compiled code is cached on disk (``cache=True``, ~430 KB in ``__pycache__``), so only the first
 process pays the compile (3-7 s here); later ones pay ~1 s on their first text (importing numba, loading the
-cache).
+cache). That happens in a background thread started by the first text; until it is done the scan uses the
+numpy path (the same verdicts), so the first write of a process never waits for it.
 """
 
 from __future__ import annotations
@@ -320,10 +321,47 @@ def _counts(n: int) -> np.ndarray:
     return found
 
 
-def best_logit(view: str, config: FeatureConfig, weights: np.ndarray) -> float | None:
-    """The largest window logit of ``view`` (without the bias), or None when the compiled path is unavailable."""
+_ready = threading.Event()  # the kernels are compiled (or loaded from the cache), or failed
+_warming = threading.Lock()
+_warm_started: list[threading.Thread] = []
+
+
+def _warm_up() -> None:
+    """Compile the kernels (or load them from numba's cache) on a tiny text: the types, not the values, decide
+    what is compiled."""
+    try:
+        config = FeatureConfig()
+        weights = np.zeros(config.n_features, dtype=np.float32)
+        _score(_codes("warm up"), *_constants(config), weights, _ONE_PLUS_LOG, _counts(config.n_features))
+    except Exception as exc:
+        _failed.append(exc)
+        log.warning("injection classifier: compiled scoring unavailable, using numpy: %s", exc)
+    finally:
+        _ready.set()
+
+
+def _start_warm_up() -> None:
+    with _warming:
+        if not _warm_started:
+            thread = threading.Thread(target=_warm_up, name="injection-kernel-warm-up", daemon=True)
+            _warm_started.append(thread)
+            thread.start()
+
+
+def best_logit(view: str, config: FeatureConfig, weights: np.ndarray, wait: bool = False) -> float | None:
+    """The largest window logit of ``view`` (without the bias), or None when the compiled path is unavailable,
+    or not ready yet: the first call starts compiling (or loading) the kernels in a background thread, and
+    until they are ready the caller uses the numpy path, so no write waits seconds for a compiler. ``wait``
+    waits for them instead."""
     if njit is None or _failed or weights.shape != (config.n_features,):  # (the kernels index without checks)
         return None
+    if not _ready.is_set():
+        _start_warm_up()
+        if not wait:
+            return None
+        _ready.wait()
+        if _failed:
+            return None
     try:
         counts = _counts(weights.shape[0])
         return float(_score(_codes(view), *_constants(config), weights, _ONE_PLUS_LOG, counts))
@@ -335,5 +373,6 @@ def best_logit(view: str, config: FeatureConfig, weights: np.ndarray) -> float |
 
 
 def available() -> bool:
-    """Whether :func:`best_logit` uses the compiled kernels (compiling them if needed)."""
-    return best_logit("", FeatureConfig(), np.zeros(FeatureConfig().n_features, np.float32)) is not None
+    """Whether :func:`best_logit` uses the compiled kernels (waiting for them to compile or load if needed)."""
+    config = FeatureConfig()
+    return best_logit("", config, np.zeros(config.n_features, np.float32), wait=True) is not None
