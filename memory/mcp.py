@@ -514,8 +514,29 @@ async def memory_alias_add(
 ) -> CallToolResult:
     """Record that `alias` is another name of the entity `canonical`, so the graph and search treat both as
     one. Names are trimmed and lower-cased; chains are flattened (an alias of an alias points at the final
-    name). Needs memory:write. Returns {canonical, alias, created, flattened}."""
+    name). Needs memory:write. Returns {canonical, alias, created, flattened, event_id}: `event_id` is the
+    merge's audit event (null when nothing changed), which an admin can take back with `memory_alias_undo`."""
     return await invoke(ctx, WRITE, _alias_add, canonical=canonical, alias=alias)
+
+
+def _alias_undo(p: engine.Principal, *, event_id: int, reason: str) -> dict[str, Any]:
+    return engine.alias_undo(agent_id=p.agent_id, event_id=event_id, actor=p.actor, reason=reason).to_dict()
+
+
+@tools.tool(annotations=DESTRUCTIVE)
+async def memory_alias_undo(
+    ctx: Context,
+    event_id: Annotated[
+        int, Field(description="The merge's audit event id (`event_id` from memory_alias_add)")
+    ],
+    reason: Annotated[str, Field(description="Why the merge is taken back (audited)", max_length=2000)] = "",
+) -> CallToolResult:
+    """Take a merge back: the alias is its own entity again (or points where it pointed before), names the merge
+    re-pointed point back, plain memories written since are linked again and the graph rebuilds. Merges are
+    undone newest first. Needs admin. Refusals: `already_undone`, `merge_changed` (a later merge kept, moved or
+    rewrote one of its names: undo that one first), `not_found` (not one of this agent's merges).
+    Returns {canonical, alias, restored_aliases, relinked, event_id, merge_event_id}."""
+    return await invoke(ctx, ADMIN, _alias_undo, event_id=event_id, reason=reason)
 
 
 def _alias_list(p: engine.Principal) -> dict[str, Any]:

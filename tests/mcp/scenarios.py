@@ -28,6 +28,7 @@ TOOLS = {
     "memory_get_at",
     "memory_alias_add",
     "memory_alias_list",
+    "memory_alias_undo",
     "memory_record_mistake",
     "memory_reflexion_context",
     "memory_feedback",
@@ -252,6 +253,7 @@ MISSING_SCOPE: list[tuple[str, str, dict[str, Any]]] = [
     ("q_write", "memory_get_at", AT),
     ("q_write", "memory_reflexion_context", {"message": "hello there"}),
     ("a_read", "memory_alias_add", {"canonical": "zhixu", "alias": "boss li"}),
+    ("a_rw", "memory_alias_undo", {"event_id": 1}),
     ("q_write", "memory_alias_list", {}),
     ("a_read", "wiki_publish_auto", PAGE),
     ("q_write", "wiki_search", {"query": "refund"}),
@@ -628,8 +630,10 @@ class Scenarios:
         added = mcp.ok(
             "a_rw", "memory_alias_add", {"canonical": f"  Li Laoban {word}", "alias": nick.upper()}
         )
+        assert isinstance(added.pop("event_id"), int)
         assert added == {"canonical": boss, "alias": nick, "created": True, "flattened": 0}
-        assert mcp.ok("a_rw", "memory_alias_add", {"canonical": boss, "alias": nick})["created"] is False
+        again = mcp.ok("a_rw", "memory_alias_add", {"canonical": boss, "alias": nick})
+        assert again["created"] is False and again["event_id"] is None  # nothing changed: nothing to undo
         chained = mcp.ok("a_rw", "memory_alias_add", {"canonical": nick, "alias": f"boss{word}"})
         assert chained["canonical"] == boss  # flattened at store time
         listed = mcp.ok("a_read", "memory_alias_list", {})
@@ -645,6 +649,46 @@ class Scenarios:
         assert rows and rows[0]["actor"].startswith("token:")
         # another agent sees none of it
         assert not [a for a in mcp.ok("b_rw", "memory_alias_list", {})["aliases"] if word in a["alias"]]
+
+    def test_an_admin_undoes_a_merge_newest_first_and_only_its_own_agents(self, mcp: Harness) -> None:
+        word = uid()
+        boss, nick, other = f"wang {word}", f"xiaowang{word}", f"wang laoshi {word}"
+        first = mcp.ok("adm", "memory_alias_add", {"canonical": boss, "alias": nick})
+        later = mcp.ok("adm", "memory_alias_add", {"canonical": other, "alias": boss})  # re-points nick too
+        assert later["flattened"] == 1
+        mine = lambda: sorted(  # noqa: E731
+            (a["alias"], a["canonical"])
+            for a in mcp.ok("adm", "memory_alias_list", {})["aliases"]
+            if word in a["alias"]
+        )
+        assert mine() == [(boss, other), (nick, other)]
+        refused = mcp.err(
+            "adm", "memory_alias_undo", {"event_id": first["event_id"], "reason": "wrong person"}
+        )
+        assert refused["code"] == "merge_changed"  # the later merge moved its name: newest first
+        undone = mcp.ok("adm", "memory_alias_undo", {"event_id": later["event_id"], "reason": "wrong person"})
+        assert undone["merge_event_id"] == later["event_id"] and undone["restored_aliases"] == [nick]
+        assert mine() == [(nick, boss)]
+        mcp.ok("adm", "memory_alias_undo", {"event_id": first["event_id"]})
+        assert mine() == []
+        assert (
+            mcp.err("adm", "memory_alias_undo", {"event_id": first["event_id"]})["code"] == "already_undone"
+        )
+        rows = mcp.query(
+            "SELECT actor, reason FROM audit_events WHERE action = 'merge_undone' AND details LIKE ?",
+            f"%{word}%",
+        )
+        assert len(rows) == 2 and all(r["actor"].startswith("token:") for r in rows)
+        assert sorted(r["reason"] for r in rows) == [f"undo merge of {nick} into {boss}", "wrong person"]
+        # another agent's merge is not found, like one that does not exist
+        theirs = mcp.ok("a_rw", "memory_alias_add", {"canonical": boss, "alias": f"laowang{word}"})[
+            "event_id"
+        ]
+        before = mcp.snapshot()
+        for event_id in (theirs, 10**12):
+            assert mcp.err("adm", "memory_alias_undo", {"event_id": event_id})["code"] == "not_found"
+        assert mcp.err("adm", "memory_alias_undo", {"event_id": "1; drop"})["code"] == "invalid_argument"
+        assert mcp.snapshot() == before
 
     def test_the_daily_memory_store_limit(self, mcp: Harness) -> None:
         for i in range(STORE_LIMIT):

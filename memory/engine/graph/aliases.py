@@ -27,6 +27,7 @@ class AliasResult:
             "alias": self.alias,
             "created": self.created,
             "flattened": self.flattened,
+            "event_id": self.event_id,
         }
 
 
