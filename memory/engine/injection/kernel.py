@@ -55,6 +55,14 @@ _UFF = np.uint64(0xFF)
 _CRC_INIT = np.uint64(0xFFFFFFFF)
 
 
+def _bucket(h, mask):  # pragma: no cover - compiled
+    """``features._mix`` of one unmixed hash, masked to a bucket."""
+    h = h ^ (h >> _U33)
+    h = h * _MIX
+    h = h ^ (h >> _U33)
+    return np.int64(h & mask)
+
+
 def _hash_view(
     codes, sizes, salts, mask, bigrams, crc
 ):  # pragma: no cover - compiled; tested through hash_view
@@ -123,29 +131,17 @@ def _hash_view(
         bounds[p, 1] = at + count
         salt = salts[p]
         for i in range(count):
-            h = poly[i] + salt
-            h = h ^ (h >> _U33)
-            h = h * _MIX
-            h = h ^ (h >> _U33)
-            buckets[at + i] = np.int64(h & mask)
+            buckets[at + i] = _bucket(poly[i] + salt, mask)
         at += count
     bounds[n_parts, 0] = at
     bounds[n_parts, 1] = at + n_tokens
     for t in range(n_tokens):
-        h = crcs[t] + _SALT_WORD
-        h = h ^ (h >> _U33)
-        h = h * _MIX
-        h = h ^ (h >> _U33)
-        buckets[at + t] = np.int64(h & mask)
+        buckets[at + t] = _bucket(crcs[t] + _SALT_WORD, mask)
     at += n_tokens
     bounds[n_parts + 1, 0] = at
     bounds[n_parts + 1, 1] = at + n_bigrams
     for t in range(n_bigrams):
-        h = crcs[t] * _P + crcs[t + 1] + _SALT_BIGRAM
-        h = h ^ (h >> _U33)
-        h = h * _MIX
-        h = h ^ (h >> _U33)
-        buckets[at + t] = np.int64(h & mask)
+        buckets[at + t] = _bucket(crcs[t] * _P + crcs[t + 1] + _SALT_BIGRAM, mask)
     return buckets, bounds, starts
 
 
@@ -273,6 +269,7 @@ if njit is not None:
     class _ModuleCache(FunctionCache):  # type: ignore[misc]
         _impl_class = _ModuleCacheImpl
 
+    _bucket = _compiled(_bucket)
     _hash_view = _compiled(_hash_view)
     _best_logit = _compiled(_best_logit)
     _windows = _compiled(_windows)
