@@ -44,6 +44,7 @@ from .views import (
     _dehyphen_text,
     _leet_view,
     _spaced_view,
+    scoped,
 )
 
 RULESET_VERSION = RULESET.version
@@ -106,12 +107,14 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
     spaced_views = _spaced_view(stripped)
     if spaced_views is not None:
         spaced, glued_runs = spaced_views
+        spaced = scoped(text_view, spaced)
         _run(_TEXT_RULES, _View(spaced), prefix + "spaced", found, False)
         _lexical(spaced, prefix + "spaced", found, False)
         _run(_TEXT_RULES, _View(glued_runs, glued=True), prefix + "spaced", found, False, glued=True)
         spaced_raw = _spaced_view(folded_nozw)
         if spaced_raw is not None:
-            _run(_RAW_RULES, _View(spaced_raw[0], triggers=RAW_TRIGGERS), prefix + "spaced", found, False)
+            spaced_r = scoped(raw_view, spaced_raw[0])
+            _run(_RAW_RULES, _View(spaced_r, triggers=RAW_TRIGGERS), prefix + "spaced", found, False)
     if (
         ('"' in text_view or "'" in text_view)
         and ("+" in text_view or _any_in(text_view, ("join", "concat", "combin", "merge", "glue")))
@@ -123,16 +126,18 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
             _run(_TEXT_RULES, _View(glued_p), prefix + "concat", found, False)
             _lexical(glued_p, prefix + "concat", found, False)
     if not text_view.isascii() and len(_CJK_SEP.findall(text_view)) >= 4:
-        joined_z = _CJK_SEP.sub(r"\1", text_view)  # "忽/略/之/前/的/指/令"
+        joined_z = scoped(text_view, _CJK_SEP.sub(r"\1", text_view))  # "忽/略/之/前/的/指/令"
         _run(_TEXT_RULES, _View(joined_z), prefix + "cjk_joined", found, False)
         _lexical(joined_z, prefix + "cjk_joined", found, False)
     if "-" in text_view:
         joined_h = _dehyphen_text(text_view)
         if joined_h != text_view:  # "ig-nore prev-ious instruc-tions"
+            joined_h = scoped(text_view, joined_h)
             _run(_TEXT_RULES, _View(joined_h), prefix + "dehyphen", found, False)
             _lexical(joined_h, prefix + "dehyphen", found, False)
     leet = _leet_view(text_view)
     if leet is not None:
+        leet = scoped(text_view, leet)
         _run(_TEXT_RULES, _View(leet), prefix + "leet", found, False)
         _lexical(leet, prefix + "leet", found, False)
     if _ROT13_HINT.search(text_view):
@@ -144,7 +149,7 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
         _run(_TEXT_RULES, _View(rev), prefix + "reversed", found, False)
         _lexical(rev, prefix + "reversed", found, False)
     if _PCT.search(text_view):  # decoded whenever a %XX is present, and folded like the text view
-        unq = _collapse(_fold_text(urllib.parse.unquote(text_view)))
+        unq = scoped(text_view, _collapse(_fold_text(urllib.parse.unquote(text_view))))
         _run(_TEXT_RULES, _View(unq), prefix + "url", found, False)
         _lexical(unq, prefix + "url", found, False)
 

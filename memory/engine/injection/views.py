@@ -230,3 +230,142 @@ def _decoded_blobs(case_text: str) -> list[tuple[str, str]]:
 _VOCAB = _vocabulary()
 # words of five letters or more that the rules use: a spaced-out run is worth joining only if it spells one
 _SIGNIFICANT = re.compile(_trie_regex(w for w in _VOCAB if len(w) >= 5 and w.isalpha()))
+
+
+# --- scoping a derived view to what it changed ---------------------------------------------------------------
+# A view that substitutes locally (leetspeak, hyphen splits, spaced-out letters, CJK separators, %XX) equals the
+# text view outside a few places. A match wholly inside unchanged text was found in the text view already, so a
+# long view is scanned only around its changes: each changed place with ``SCOPE_MARGIN`` characters and
+# ``_SCOPE_CLAUSES`` clauses either side (the rules read the clause before, their own and the one after; the
+# detectors read pieces of about 400 characters with a clause either side), cut where a clause ends.
+SCOPE_MIN = 2_000  # shorter views are scanned whole
+SCOPE_MARGIN = 800
+_SCOPE_CLAUSES = 2
+_SCOPE_MAX_FRACTION = 0.6  # an excerpt longer than this share of the view: the view is scanned whole
+_SYNC = 16  # characters that must agree to resume the alignment after a change
+_SYNC_REACH = 4_096  # a change longer than this (in the view): the view is scanned whole
+_CUT = re.compile(r"[.!?;]+\s|[。！？；]+")  # a clause end (then a space): where an excerpt may start or end
+_CUT_REACH = 3_000  # no clause end this far: cut at a space
+
+
+def _common_len(a: str, i: int, b: str, j: int) -> int:
+    """Length of the common prefix of ``a[i:]`` and ``b[j:]`` (compares growing slices, then bisects)."""
+    n = min(len(a) - i, len(b) - j)
+    lo, step = 0, 64
+    while lo < n:  # a[i:i+lo] == b[j:j+lo]; grow while the next slice agrees
+        hi = min(n, lo + step)
+        if a[i + lo : i + hi] != b[j + lo : j + hi]:
+            break
+        lo, step = hi, step * 2
+    else:
+        return n
+    hi = min(n, lo + step)  # the first difference is in [lo, hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[i + lo : i + mid] == b[j + lo : j + mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def changed_spans(base: str, view: str) -> list[tuple[int, int]] | None:
+    """The places (start, end in ``view``) where ``view`` differs from ``base``: everything else of ``view`` is a
+    run of characters found as it is in ``base``, in order. None when the alignment is lost (the view is then
+    scanned whole)."""
+    spans: list[tuple[int, int]] = []
+    i = j = 0
+    n, m = len(base), len(view)
+    while True:
+        k = _common_len(base, i, view, j)
+        i, j = i + k, j + k
+        if j >= m:
+            return spans
+        if i >= n:
+            spans.append((j, m))
+            return spans
+        # resume where a piece of the view a little further on is found in the text again
+        step, s, a = 8, -1, -1
+        while step <= _SYNC_REACH:
+            s = j + step
+            if s + _SYNC > m:
+                spans.append((j, m))
+                return spans
+            a = base.find(view[s : s + _SYNC], i, i + 4 * step + 64 + _SYNC)
+            if a >= 0:
+                break
+            step *= 2
+        if a < 0:
+            return None
+        while s > j and a > i and base[a - 1] == view[s - 1]:  # the change may end before the piece
+            a, s = a - 1, s - 1
+        spans.append((j, s))
+        i, j = a, s
+
+
+def _cut_at(view: str, m: re.Match[str]) -> int:
+    """Where to cut at a clause end: before the space after it (the clause end stays with its clause)."""
+    return m.end() - 1 if view[m.end() - 1].isspace() else m.end()
+
+
+def _cut_before(view: str, pos: int) -> int:
+    """The start of the clause ``_SCOPE_CLAUSES`` clauses before the one holding ``pos - SCOPE_MARGIN``."""
+    pos = max(0, pos - SCOPE_MARGIN)
+    for _ in range(_SCOPE_CLAUSES + 1):
+        if pos <= 0:
+            return 0
+        lo = max(0, pos - _CUT_REACH)
+        last = None
+        for last in _CUT.finditer(view, lo, pos - 1):  # noqa: B007 (the last clause end before pos)
+            pass
+        if last is not None:
+            pos = _cut_at(view, last)
+        else:
+            sp = view.rfind(" ", lo, pos)
+            pos = sp if sp > 0 else lo
+    return pos
+
+
+def _cut_after(view: str, pos: int) -> int:
+    """The end of the clause ``_SCOPE_CLAUSES`` clauses after the one holding ``pos + SCOPE_MARGIN``."""
+    n = len(view)
+    pos = min(n, pos + SCOPE_MARGIN)
+    for _ in range(_SCOPE_CLAUSES + 1):
+        if pos >= n:
+            return n
+        m = _CUT.search(view, pos, min(n, pos + _CUT_REACH))
+        if m is not None:
+            pos = _cut_at(view, m)
+        else:
+            sp = view.find(" ", pos + 1, min(n, pos + _CUT_REACH))
+            pos = sp if sp >= 0 else min(n, pos + _CUT_REACH)
+    return pos
+
+
+def scoped(base: str, view: str) -> str:
+    """What to scan of a locally substituted ``view`` of ``base`` (the text view): the view itself when short or
+    changed in many places, else its changed places with their context, joined by newlines (a clause end)."""
+    if len(view) < SCOPE_MIN:
+        return view
+    spans = changed_spans(base, view)
+    if spans is None:
+        return view
+    windows: list[tuple[int, int]] = []
+    for a, b in spans:
+        if windows and a - SCOPE_MARGIN <= windows[-1][1]:
+            lo = windows[-1][0]
+            windows.pop()
+        else:
+            lo = _cut_before(view, a)
+        windows.append((lo, _cut_after(view, b)))
+        if windows[-1][1] >= len(view):
+            break
+    merged: list[tuple[int, int]] = []
+    for lo, hi in windows:
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    if sum(hi - lo for lo, hi in merged) > _SCOPE_MAX_FRACTION * len(view):
+        return view
+    return "\n".join(view[lo:hi] for lo, hi in merged)
