@@ -44,6 +44,7 @@ from .views import (
     _dehyphen_text,
     _leet_view,
     _spaced_view,
+    leet_relevant,
     scoped,
 )
 
@@ -137,7 +138,7 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
             _lexical(joined_h, prefix + "dehyphen", found, False)
     leet = _leet_view(text_view)
     if leet is not None:
-        leet = scoped(text_view, leet)
+        leet = scoped(text_view, leet, leet_relevant)
         _run(_TEXT_RULES, _View(leet), prefix + "leet", found, False)
         _lexical(leet, prefix + "leet", found, False)
     if _ROT13_HINT.search(text_view):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Callable
 
 from . import intent_lexicon, lexicon
 from .compiler import _RULE_WORDS
@@ -342,14 +343,34 @@ def _cut_after(view: str, pos: int) -> int:
     return pos
 
 
-def scoped(base: str, view: str) -> str:
+_LEET_TOKEN = re.compile(r"[a-z]+")
+
+
+def leet_relevant(view: str, start: int, end: int) -> bool:
+    """Whether a change of the leet view spells a word the rules or detectors use (three letters or more, or a
+    rule word) in the words it touches: "1gn0r3" -> "ignore" does; "thanks!" -> "thanksi", "1" -> "i", "4" -> "a"
+    (every number and exclamation in a chat) do not, and are not worth scanning around."""
+    lo = max(0, start - 40)
+    for m in _LEET_TOKEN.finditer(view, lo, end + 40):
+        if m.end() <= start or m.start() >= end:
+            continue
+        word = m.group()
+        if word in _RULE_WORDS or (len(word) >= 3 and word in _VOCAB):
+            return True
+    return False
+
+
+def scoped(base: str, view: str, relevant: Callable[[str, int, int], bool] | None = None) -> str:
     """What to scan of a locally substituted ``view`` of ``base`` (the text view): the view itself when short or
-    changed in many places, else its changed places with their context, joined by newlines (a clause end)."""
+    changed in many places, else its changed places with their context, joined by newlines (a clause end).
+    ``relevant(view, start, end)``: whether a change is worth scanning (all are by default)."""
     if len(view) < SCOPE_MIN:
         return view
     spans = changed_spans(base, view)
     if spans is None:
         return view
+    if relevant is not None:
+        spans = [(a, b) for a, b in spans if relevant(view, a, b)]
     windows: list[tuple[int, int]] = []
     for a, b in spans:
         if windows and a - SCOPE_MARGIN <= windows[-1][1]:
