@@ -44,10 +44,10 @@ def scanned_leet(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     lengths: list[int] = []
     lexical = scan_module._lexical
 
-    def spy(text: str, view: str, found: object, plain: bool) -> None:
+    def spy(text: str, view: str, found: object, plain: bool, whole: str | None = None) -> None:
         if view == "leet":
             lengths.append(len(text))
-        lexical(text, view, found, plain)  # type: ignore[arg-type]
+        lexical(text, view, found, plain, whole)  # type: ignore[arg-type]
 
     monkeypatch.setattr(scan_module, "_lexical", spy)
     return lengths
@@ -73,7 +73,9 @@ def test_an_attack_in_leetspeak_in_the_middle_of_a_60_kb_document_is_blocked(sca
 
 def test_a_leet_attack_far_after_another_leet_word_is_blocked_and_the_view_read_is_short(scanned_leet):
     # one harmless leet word near the start, the attack 40 KB later: both changes are read, nothing between
-    text = f"{benign(2_000, 3)} my n3w pa55word is long. {benign(40_000, 4)} {LEET_ATTACK} {benign(15_000, 5)}"
+    text = (
+        f"{benign(2_000, 3)} my n3w pa55word is long. {benign(40_000, 4)} {LEET_ATTACK} {benign(15_000, 5)}"
+    )
     result = scan_module.scan_rules(text)
     assert result.blocked
     assert "leet" in {m.view for m in result.matches if m.family == "instruction_override"}

@@ -125,8 +125,11 @@ def _run_zh(clause: str, detectors: list[Detector] | None = None) -> list[str]:
     return [rule_id for d in detectors if (rule_id := d.fn(clause)) is not None]
 
 
-def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
-    """Every detector over one view. ``plain`` is False for text that was hidden (decoded, spaced out, ...)."""
+def _lexical(text: str, view: str, found: _Found, plain: bool, whole: str | None = None) -> None:
+    """Every detector over one view. ``plain`` is False for text that was hidden (decoded, spaced out, ...).
+    ``whole``: the view when ``text`` is only its changed places with their context (``views.scoped``); the
+    checks that read the whole view then read it when the excerpt holds one of their parts (a part elsewhere is
+    unchanged text, where the text view found it already), and take their snippet from its start."""
     spans = _clause_spans(text)
     done: set[str] = set()  # a piece seen before in this view adds nothing (repetitive text stays cheap)
     for lo, hi in _general_windows(spans, len(text)):
@@ -159,16 +162,25 @@ def _lexical(text: str, view: str, found: _Found, plain: bool) -> None:
     ):
         tokens = _LEX_TOKEN.findall(text)
         words, joined = set(tokens), f" {' '.join(tokens)} "
-        if _P_END_OF.in_clause(words, joined) and _P_AFTER_END.in_clause(words, joined):
-            found.add("tm.lex.end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
-    if (
-        zh
-        and not found.settled("tm.lex.zh_end_then_orders", "termination_manipulation", plain)
-        and _has(text, _Z_END)
-        and _has(text, _Z_END_SUBJ)
-        and _has(text, _Z_AFTER_END)
+        end_of, after_end = _P_END_OF.in_clause(words, joined), _P_AFTER_END.in_clause(words, joined)
+        if whole is not None and (end_of or after_end) and not (end_of and after_end):
+            tokens = _LEX_TOKEN.findall(whole)
+            words, joined = set(tokens), f" {' '.join(tokens)} "
+            end_of, after_end = _P_END_OF.in_clause(words, joined), _P_AFTER_END.in_clause(words, joined)
+        if end_of and after_end:
+            found.add(
+                "tm.lex.end_then_orders", "termination_manipulation", view, (whole or text)[:_SNIPPET], plain
+            )
+    if (zh or (whole is not None and not text.isascii())) and not found.settled(
+        "tm.lex.zh_end_then_orders", "termination_manipulation", plain
     ):
-        found.add("tm.lex.zh_end_then_orders", "termination_manipulation", view, text[:_SNIPPET], plain)
+        parts = (_Z_END, _Z_END_SUBJ, _Z_AFTER_END)
+        if whole is not None and any(_has(text, part) for part in parts):
+            text_z = whole
+        else:
+            text_z = text
+        if all(_has(text_z, part) for part in parts):
+            found.add("tm.lex.zh_end_then_orders", "termination_manipulation", view, text_z[:_SNIPPET], plain)
     seen_clauses: set[str] = set()
     for lo, hi in spans:
         if found.saturated(_LEX_FAMILIES, plain):

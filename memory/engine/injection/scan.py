@@ -17,6 +17,7 @@ from __future__ import annotations
 import codecs
 import re
 import urllib.parse
+from collections.abc import Callable
 
 from . import classifier
 from .compiler import _RAW_RULES, _TEXT_RULES, RAW_TRIGGERS
@@ -79,6 +80,16 @@ _MAX_DEPTH = 2  # nested decodes (base64 inside base64 ...)
 _FAMILY = {rule_id: RULESET.spec(rule_id).family for rule_id in SCAN_RULE_IDS}
 
 
+def _scan_local(
+    view: str, base: str, name: str, found: _Found, relevant: Callable[[str, int, int], bool] | None = None
+) -> None:
+    """Scan a view that differs from ``base`` (the text view) only in places (a local substitution): a long one
+    only around its changes (``views.scoped``), since a match in unchanged text was found in the text view."""
+    part = scoped(base, view, relevant)
+    _run(_TEXT_RULES, _View(part), name, found, False)
+    _lexical(part, name, found, False, None if part is view else view)
+
+
 def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) -> tuple[str, bool]:
     """Scan ``raw`` and everything hidden in it. Returns the text view (what the classifier reads) and whether
     normalisation made the text too long to scan whole. ``plain`` is False for text that was itself decoded."""
@@ -108,9 +119,7 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
     spaced_views = _spaced_view(stripped)
     if spaced_views is not None:
         spaced, glued_runs = spaced_views
-        spaced = scoped(text_view, spaced)
-        _run(_TEXT_RULES, _View(spaced), prefix + "spaced", found, False)
-        _lexical(spaced, prefix + "spaced", found, False)
+        _scan_local(spaced, text_view, prefix + "spaced", found)
         _run(_TEXT_RULES, _View(glued_runs, glued=True), prefix + "spaced", found, False, glued=True)
         spaced_raw = _spaced_view(folded_nozw)
         if spaced_raw is not None:
@@ -127,20 +136,15 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
             _run(_TEXT_RULES, _View(glued_p), prefix + "concat", found, False)
             _lexical(glued_p, prefix + "concat", found, False)
     if not text_view.isascii() and len(_CJK_SEP.findall(text_view)) >= 4:
-        joined_z = scoped(text_view, _CJK_SEP.sub(r"\1", text_view))  # "忽/略/之/前/的/指/令"
-        _run(_TEXT_RULES, _View(joined_z), prefix + "cjk_joined", found, False)
-        _lexical(joined_z, prefix + "cjk_joined", found, False)
+        joined_z = _CJK_SEP.sub(r"\1", text_view)  # "忽/略/之/前/的/指/令"
+        _scan_local(joined_z, text_view, prefix + "cjk_joined", found)
     if "-" in text_view:
         joined_h = _dehyphen_text(text_view)
         if joined_h != text_view:  # "ig-nore prev-ious instruc-tions"
-            joined_h = scoped(text_view, joined_h)
-            _run(_TEXT_RULES, _View(joined_h), prefix + "dehyphen", found, False)
-            _lexical(joined_h, prefix + "dehyphen", found, False)
+            _scan_local(joined_h, text_view, prefix + "dehyphen", found)
     leet = _leet_view(text_view)
     if leet is not None:
-        leet = scoped(text_view, leet, leet_relevant)
-        _run(_TEXT_RULES, _View(leet), prefix + "leet", found, False)
-        _lexical(leet, prefix + "leet", found, False)
+        _scan_local(leet, text_view, prefix + "leet", found, leet_relevant)
     if _ROT13_HINT.search(text_view):
         rot = codecs.decode(text_view, "rot13")
         _run(_TEXT_RULES, _View(rot), prefix + "rot13", found, False)
@@ -150,9 +154,8 @@ def _scan_into(raw: str, found: _Found, depth: int, plain: bool, origin: str) ->
         _run(_TEXT_RULES, _View(rev), prefix + "reversed", found, False)
         _lexical(rev, prefix + "reversed", found, False)
     if _PCT.search(text_view):  # decoded whenever a %XX is present, and folded like the text view
-        unq = scoped(text_view, _collapse(_fold_text(urllib.parse.unquote(text_view))))
-        _run(_TEXT_RULES, _View(unq), prefix + "url", found, False)
-        _lexical(unq, prefix + "url", found, False)
+        unq = _collapse(_fold_text(urllib.parse.unquote(text_view)))
+        _scan_local(unq, text_view, prefix + "url", found)
 
     if depth >= _MAX_DEPTH:
         return text_view, expanded
