@@ -240,7 +240,7 @@ _SIGNIFICANT = re.compile(_trie_regex(w for w in _VOCAB if len(w) >= 5 and w.isa
 # ``_SCOPE_CLAUSES`` clauses either side (the rules read the clause before, their own and the one after; the
 # detectors read pieces of about 400 characters with a clause either side), cut where a clause ends.
 SCOPE_MIN = 2_000  # shorter views are scanned whole
-SCOPE_MARGIN = 800
+SCOPE_MARGIN = 500  # more than a detector piece (about 400) or a rule's longest gap (300 characters)
 _SCOPE_CLAUSES = 2
 _SCOPE_MAX_FRACTION = 0.6  # an excerpt longer than this share of the view: the view is scanned whole
 _SYNC = 16  # characters that must agree to resume the alignment after a change
