@@ -4,7 +4,9 @@ decide: block, suspicious (quarantine for a person) or store.
 The rules: a family counts once however many of its rules match; the rule score is the sum of the matched
 families' weights plus the zero-width weight when the text holds more than ``zero_width_limit`` invisible
 characters. The rules block at ``block_at`` or when a family that blocks alone matched. A family found only
-through a de-obfuscation view also adds ``encoding_bypass`` (hiding an instruction is itself a signal).
+through a de-obfuscation view also adds ``encoding_bypass`` (hiding an instruction is itself a signal). A long
+view that substitutes locally (leetspeak, hyphen splits, spaced-out letters, CJK separators, %XX) is scanned
+only around what it changes (``views.scoped``): a match in unchanged text was found in the text view.
 
 The verdict: **block** when the rules block or the classifier's probability reaches the block threshold;
 **suspicious** when the probability reaches the review threshold, the rule score reaches
