@@ -11,12 +11,13 @@ long document scores as it would alone.
 
 from __future__ import annotations
 
-import functools
 import hashlib
+import importlib
 import io
 import json
 import logging
 import math
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +60,8 @@ class Model:
     def probability(self, view: str) -> float:
         """P(attack) for a normalised text view: the largest over its windows (compiled, ``kernel``; the numpy
         path when the kernels are unavailable)."""
-        best = _kernel().best_logit(view, self.features, self.weights)
+        kernel = _kernel()
+        best = None if kernel is None else kernel.best_logit(view, self.features, self.weights)
         if best is None:
             return self.probability_numpy(view)
         return _sigmoid(best + self.bias)
@@ -74,11 +76,32 @@ class Model:
         return _sigmoid(self.best_logit_numpy(view))
 
 
-@functools.cache
-def _kernel() -> ModuleType:
-    from . import kernel  # numba: imported (and its compiled code loaded) on first use
+_KERNEL = f"{__package__}.kernel"
+_kernel_loader: list[threading.Thread] = []
+_kernel_loader_lock = threading.Lock()
 
-    return kernel
+
+def _load_kernel() -> None:
+    try:
+        importlib.import_module(_KERNEL).available()  # imports numba, compiles or loads the kernels; waits
+    except Exception:  # ImportError included: the numpy path stays (``kernel`` logs its own failures)
+        log.warning("injection classifier: compiled scoring unavailable, using numpy", exc_info=True)
+
+
+def _kernel() -> ModuleType | None:
+    """The compiled scoring module once it is ready, else None (the numpy path scores). The first text of a
+    process starts a background thread that imports it (numba's import alone is ~0.5 s of CPU), compiles or
+    loads its kernels and then makes it ready: no write pays for that, neither in time nor in its token's CPU
+    share."""
+    module = sys.modules.get(_KERNEL)
+    if module is not None and module._ready.is_set():
+        return module
+    with _kernel_loader_lock:
+        if not _kernel_loader:
+            thread = threading.Thread(target=_load_kernel, name="injection-kernel-load", daemon=True)
+            _kernel_loader.append(thread)
+            thread.start()
+    return None
 
 
 def _sigmoid(z: float) -> float:
