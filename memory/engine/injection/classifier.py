@@ -94,7 +94,9 @@ def _kernel() -> ModuleType | None:
     loads its kernels and then makes it ready: no write pays for that, neither in time nor in its token's CPU
     share."""
     module = sys.modules.get(_KERNEL)
-    if module is not None and module._ready.is_set():
+    # (while the loader imports it, the module is in sys.modules half-built: no ``_ready`` yet)
+    ready = getattr(module, "_ready", None)
+    if ready is not None and ready.is_set():
         return module
     with _kernel_loader_lock:
         if not _kernel_loader:
