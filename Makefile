@@ -91,7 +91,8 @@ INJECTION_DATA ?= ../shared/data/injection/train.jsonl
 # Retrieval quality (issue 17): LongMemEval and MADial-Bench stored through engine.store, recall@5/10 and NDCG@10
 # per question type for the engine (with and without memory vectors), BM25 and dense retrieval (the default
 # memory embedder; `EVAL_ARGS=--dense e5` after `make vectors-e5`), on a dev and a held-out split.
-# RETRIEVAL_DATA: the data folder (never in the repo); `EVAL_ARGS=--per-split 20` for a quick run.
+# RETRIEVAL_DATA: the data folder (never in the repo; ../shared/ exists only on the development machine, a clone
+# passes its own copy); `EVAL_ARGS=--per-split 20` for a quick run.
 RETRIEVAL_DATA ?= ../shared/data/retrieval
 
 eval-retrieval: install

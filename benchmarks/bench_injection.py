@@ -36,7 +36,7 @@ import statistics
 import time
 from typing import Any
 
-from eval_injection import RECORD, load_corpus, load_package
+from eval_injection import RECORD, compiled_ready, load_corpus, load_package
 
 GOAL_US_PER_KB = 1000.0
 BUDGET_64KB_MS = 50.0
@@ -104,15 +104,11 @@ def measure(quick: bool = False, against: str | None = None, only: str | None = 
 
         ref_pkg = load_at(against)
         ref_full = importlib.import_module(f"{ref_pkg.__name__}.scan").scan_text
-        try:  # a ref with the compiled classifier: ready before timing, like the working tree's
-            importlib.import_module(f"{ref_pkg.__name__}.kernel").available()
-        except ModuleNotFoundError:
-            pass
+        compiled_ready(ref_pkg)
     scan = importlib.import_module(f"{pkg.__name__}.scan")
     classifier = importlib.import_module(f"{pkg.__name__}.classifier")
     model = classifier.current()
-    # the compiled scoring path loads in the background on a process's first text; time it, not the warm-up
-    compiled = importlib.import_module(f"{pkg.__name__}.kernel").available()
+    compiled = compiled_ready(pkg)
     full = scan.scan_text
     rules = scan.scan_rules
     pools = _pools(load_corpus())

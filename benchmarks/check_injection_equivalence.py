@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_injection import SIZES, _pools, _texts, pathological
-from eval_injection import load_corpus, load_package
+from eval_injection import compiled_ready, load_corpus, load_package
 from injection_reference import load_at
 
 REPO = Path(__file__).resolve().parents[1]
@@ -85,14 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     new_pkg, old_pkg = load_package(), load_at(args.against)
     new = importlib.import_module(f"{new_pkg.__name__}.scan")
     old = importlib.import_module(f"{old_pkg.__name__}.scan")
-    for pkg in (
-        new_pkg,
-        old_pkg,
-    ):  # the compiled classifier loads in the background: compare it, not the warm-up
-        try:
-            importlib.import_module(f"{pkg.__name__}.kernel").available()
-        except ModuleNotFoundError:  # a ref from before the compiled classifier
-            pass
+    for pkg in (new_pkg, old_pkg):  # both sides' compiled classifier, not their warm-up
+        compiled_ready(pkg)
     fn_new = new.scan_rules if args.rules_only else new.scan_text
     fn_old = old.scan_rules if args.rules_only else old.scan_text
     items = inputs(args.data)

@@ -54,6 +54,15 @@ def load_package() -> ModuleType:
     return module
 
 
+def compiled_ready(pkg: ModuleType) -> bool:
+    """Load the package's compiled classifier now, if it has one (it loads in the background on a process's
+    first text): timings and comparisons then measure it, not the warm-up. False for code without it."""
+    try:
+        return bool(importlib.import_module(f"{pkg.__name__}.kernel").available())
+    except ModuleNotFoundError:  # code from before the compiled classifier
+        return False
+
+
 def load_corpus(path: Path = CORPUS) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 

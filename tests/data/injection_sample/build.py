@@ -2,6 +2,7 @@
 
     python tests/data/injection_sample/build.py --data ../shared/data/injection/train.jsonl   # sample.jsonl
     python tests/data/injection_sample/build.py --record                                     # loso.json
+    (../shared/ is the development machine's data folder; a clone has none: pass your own labelled JSON lines)
 
 The sample lets the tests retrain the classifier without the shared data (tests/memory/test_injection_model.py):
 training twice gives the same bytes, and its leave-one-source-out figures (``loso.json``, recorded with the
