@@ -1,6 +1,7 @@
 """Speed work on the scan must not change what it decides: every input of the snapshot
-(tests/data/injection_equivalence, written by the scan before the latency work) gets the same blocked,
-suspicious, score, families, matched rule ids and classifier probability (within ``PROB_TOL``).
+(tests/data/injection_equivalence, written by the scan before the latency work, rewritten only for deliberate
+rule changes) gets the same blocked, suspicious, score, families, matched rule ids and classifier probability
+(within ``PROB_TOL``).
 
 The scan's classifier now sums its float32 features in float64 (memory/engine/injection/kernel.py) where the
 snapshot's numpy path took float32 dot products (BLAS order): probabilities moved by up to ~1.5e-7, verdicts not
