@@ -15,7 +15,15 @@ import re
 # ("my previous instructions", "our rules") veto the override check: people retract their own messages all
 # the time, attackers retract the system's.
 
-_CLAUSE = re.compile(r"[.!?;\n]+(?=\s|$)|[。！？；\n]+|\s[-–—]{1,2}\s")
+# Where clauses end: a run of sentence punctuation before a space (or the end), a run of Chinese sentence
+# punctuation or line breaks, a dash between spaces. Written as ``_CLAUSE_SPEC`` reads, but starting with one
+# character class (the branch is then chosen by what that character was): the regex engine can skip to such a
+# character instead of trying three branches at every position (about 1.8x faster; a test checks that both find
+# the same spans).
+_CLAUSE_SPEC = r"[.!?;\n]+(?=\s|$)|[。！？；\n]+|\s[-–—]{1,2}\s"
+_CLAUSE = re.compile(
+    r"[.!?;\n。！？；\s](?:(?<=[.!?;\n])[.!?;\n]*(?=\s|$)|(?<=[。！？；\n])[。！？；\n]*|(?<=\s)[-–—]{1,2}\s)"
+)
 _LEX_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
