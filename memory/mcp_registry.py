@@ -149,7 +149,7 @@ async def invoke(
     stdio_secret = getattr(ctx.mcp_server, "stdio_secret", None)  # the token given to ``manage.py mcp``
     try:
         with mcp_calls.gate.admit(key, count_call=principal is None) as charge:
-            args = (_run_sync, principal, stdio_secret, scope, fn, kwargs)
+            args: tuple[Any, ...] = (_run_sync, principal, stdio_secret, scope, fn, kwargs)
             if mcp_calls.gate.is_heavy(key):
                 args = (mcp_calls.heavy_lane, *args)
             data, cpu = await run_in_pool(cpu_timed, *args)

@@ -36,4 +36,3 @@ def test_same_cuts_on_prose() -> None:
     pieces = SPEC.split(text)
     assert [text[lo:hi] for lo, hi in _clause_spans(text)] == pieces
     assert len(pieces) > 8
-

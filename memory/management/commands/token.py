@@ -62,7 +62,7 @@ class Command(BaseCommand):
         self.stdout.write(secret)
 
     def _list(self, options: dict[str, Any]) -> None:
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "id": t.id,
                 "name": t.name,
@@ -83,7 +83,7 @@ class Command(BaseCommand):
             self.stdout.write(f"no tokens for agent {options['agent']}")
             return
         head = ("id", "name", "prefix", "scopes", "created", "last used", "expires", "revoked")
-        table = [
+        table: list[tuple[str, ...]] = [
             (
                 str(r["id"]),
                 r["name"] or "-",
