@@ -17,12 +17,64 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .normalise import _CJK, _CJK_ANY, _T2S, _trie_regex
-from .ruleset import RULESET, RulesetError, RuleSpec
+from .normalise import _CJK, _CJK_ANY, _T2S, _fold_text, _trie_regex
+from .ruleset import CORE_LANGS, RULESET, RulesetError, RuleSpec
 
 _SEP = r"[\W_]{1,3}"
 _GAP_RE = re.compile(r"<(\d+)(!?)>")
 _OWNER_WORDS = r"(?:my|our|his|her|their)\b"
+
+
+def _forms(ch: str) -> list[str]:
+    """What a rule's non-ASCII letter can be in the text view, which is folded (NFKC, look-alikes, lower case,
+    accents, Traditional Chinese) before matching: its own fold and, when that differs, its capital's. Cyrillic
+    "п" is a look-alike of "n" and folds to it, but "П" is none and lower-cases to "п" after the look-alike pass:
+    "покажи" reads "nokaжи" and "Покажи" "пokaжи"."""
+    forms = [_fold_text(ch)]
+    upper = ch.upper()
+    if len(upper) == 1 and upper != ch and _fold_text(upper) not in forms:
+        forms.append(_fold_text(upper))
+    return forms
+
+
+def _fold_template(template: str, where: str) -> str:
+    """A template's non-ASCII letters folded as the text is (:func:`_forms`): one form is written as it is, two
+    as a class; inside a class every form joins it (a form of two characters there is an error: Thai SARA AM,
+    which NFKC splits, cannot sit in a class)."""
+    if template.isascii():
+        return template
+    out = []
+    for _, token, _ in _tokens(template):
+        if token.isascii():
+            out.append(token)
+        elif token.startswith("[") and len(token) > 1:
+            body = []
+            for ch in token[1:-1]:
+                forms = [ch] if ch.isascii() else _forms(ch)
+                if any(len(f) != 1 for f in forms):
+                    raise RulesetError(f"rule {where}: {ch!r} folds to {forms!r}, which a class cannot hold")
+                body.extend(f for f in forms if f not in body)
+            out.append("[" + "".join(body) + "]")
+        else:
+            forms = _forms(token)
+            if len(forms) == 1:
+                out.append(forms[0] if len(forms[0]) == 1 else f"(?:{re.escape(forms[0])})")
+            elif all(len(f) == 1 for f in forms):
+                out.append("[" + "".join(forms) + "]")
+            else:
+                out.append("(?:" + "|".join(re.escape(f) for f in forms) + ")")
+    return "".join(out)
+
+
+def _fold_trigger(trigger: str) -> set[str]:
+    """Every folded spelling of a trigger (:func:`_forms`, letter by letter)."""
+    out = {""}
+    for ch in trigger:
+        forms = [ch] if ch.isascii() else _forms(ch)
+        out = {a + f for a in out for f in forms}
+        if len(out) > 64:
+            raise RulesetError(f"trigger {trigger!r} has too many folded spellings")
+    return out
 
 
 def _render(template: str, glued: bool) -> str:
@@ -230,6 +282,8 @@ def _leading_words(alt: str) -> frozenset[str] | None:
                     firsts |= sub
                     continue
                 word = _WORD_PIECE.match(option.removeprefix("\\b"))
+                if word and not option.removeprefix("\\b")[word.end() : word.end() + 1].isascii():
+                    return None  # a word of another script continues it: not a whole word the scanner sees
                 expanded = _expand(word.group()) if word else None
                 if not expanded:
                     return None
@@ -245,6 +299,8 @@ def _leading_words(alt: str) -> frozenset[str] | None:
                 body = body[2:]
             continue
         word = _WORD_PIECE.match(body)
+        if word and not body[word.end() : word.end() + 1].isascii():
+            return None  # "bc[eё]" (все, всё): the scanner's words are [a-z0-9] runs, "bc" is not one
         expanded = _expand(word.group()) if word else None
         if not expanded:
             return None
@@ -267,8 +323,9 @@ def _build(specs: tuple[RuleSpec, ...]) -> tuple[_Rule, ...]:
     rule's (English) triggers that occur in its alternatives, or all of the rule's triggers."""
     out = []
     for spec in specs:
-        family, rule_id, view, template = spec.family, spec.id, spec.view, spec.template
-        triggers = frozenset(" ".join(spec.triggers).translate(_T2S).split())
+        family, rule_id, view = spec.family, spec.id, spec.view
+        template = _fold_template(spec.template, rule_id)
+        triggers = frozenset(f for t in spec.triggers for f in _fold_trigger(t))
         cjk = any(
             _CJK_ANY.search(t) for t in triggers
         )  # Chinese alternations split across groups: no narrowing
@@ -326,8 +383,15 @@ def _index(rules: tuple[_Rule, ...]) -> dict[str, tuple[int, ...]]:
 
 
 _RULE_INDEX = {id(_TEXT_RULES): _index(_TEXT_RULES), id(_RAW_RULES): _index(_RAW_RULES)}
-# every English word the rules spell out: a leetspeak token is only worth decoding if it becomes one of these
-_RULE_WORDS = frozenset(w for s in RULESET.rules for w in re.findall(r"(?<![\\?])[a-z]{3,}", s.template))
+# every English word the rules spell out: a leetspeak token is only worth decoding if it becomes one of these (the
+# de-obfuscation views' vocabulary; the words of rules in other languages are not in it, so they change nothing
+# the spaced-out, hyphen-split and leetspeak views of English text decode)
+_RULE_WORDS = frozenset(
+    w
+    for s in RULESET.rules
+    if set(s.lang) <= CORE_LANGS
+    for w in re.findall(r"(?<![\\?])[a-z]{3,}", s.template)
+)
 _ALL_TRIGGERS = frozenset().union(*(r.triggers | r.gate for r in _ALL_RULES))
 _WORD_TRIGGERS = frozenset(t for t in _ALL_TRIGGERS if _ASCII_WORD.fullmatch(t))
 _ANCHOR_WORDS = frozenset(w for r in _ALL_RULES if r.starts for w in r.starts if _WORD.fullmatch(w))

@@ -17,7 +17,11 @@ from typing import Any
 
 RULES_PATH = Path(__file__).with_name("rules.toml")
 FORMAT = 1
-LANGS = frozenset({"en", "zh", "any"})
+CORE_LANGS = frozenset({"en", "zh", "any"})  # the languages the detectors and de-obfuscation views read
+# and the languages of phrase rules for translated attacks (ISO 639-1)
+LANGS = CORE_LANGS | frozenset(
+    {"es", "fr", "de", "it", "pt", "ru", "tr", "id", "vi", "tl", "hi", "bn", "ar", "ja", "ko", "th"}
+)
 VIEWS = frozenset({"text", "raw"})
 
 _MACRO_REF = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")

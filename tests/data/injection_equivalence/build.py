@@ -7,7 +7,11 @@ tests/memory/test_injection_equivalence.py: the scan must give every input the s
 families, matched rule ids and probability (within the test's tolerance). Rewrite it only for a deliberate
 change of the rules or the model, never to make a speed change pass. Rewritten for the rules p4-2026.3 (new
 phrase rules): 18 inputs, all attacks, gained a rule id (and, where a family already held three, lost another
-of the same family); no verdict, score or family changed.
+of the same family); no verdict, score or family changed. Rewritten for the rules p4-2026.4 (phrase rules in
+sixteen more languages): 7 inputs changed, all attacks (six translated attacks of the sample and one long mixed
+text, through the translated attack it contains) gained an instruction_override rule (score 0 -> 40, three of
+them newly blocked); no benign input changed. The probabilities were kept from the previous snapshot (the model
+and normalisation did not change; a rebuild moves them by float rounding only, well inside the test's tolerance).
 
 The inputs (:func:`inputs`) are built deterministically from files in the repo: every text of the fixed
 training sample (tests/data/injection_sample) and of the project's corpus (tests/data/injection_corpus), long
