@@ -48,7 +48,7 @@ def _fold_template(template: str, where: str) -> str:
         if token.isascii():
             out.append(token)
         elif token.startswith("[") and len(token) > 1:
-            body = []
+            body: list[str] = []
             for ch in token[1:-1]:
                 forms = [ch] if ch.isascii() else _forms(ch)
                 if any(len(f) != 1 for f in forms):
