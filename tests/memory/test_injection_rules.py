@@ -157,3 +157,36 @@ def test_one_tokenizer_splits_alternatives_and_finds_group_ends():
     assert _group_end("(?:a", 0) == -1
     depths = [d for _pos, _tok, d in _tokens("(?:a(b))")]
     assert depths == [0, 1, 1, 2, 2, 1]
+
+
+def test_an_optional_group_of_whole_words_does_not_hide_the_start_words():
+    """A group whose every option ends with a separator ("(?:alle |sämtliche )?") ends a word, so the alternative
+    is anchored on its words and the words after it (not left to the windowed search)."""
+    from memory.engine.injection.compiler import _leading_words
+
+    assert _leading_words(r"\b(?:alle |samtliche )?(?:bisherigen|obigen) regeln") == {
+        "alle",
+        "samtliche",
+        "bisherigen",
+        "obigen",
+    }
+    # options without a trailing separator are still pieces of one word, expanded whole
+    assert _leading_words(r"(?:in|un)(?:do|lock) it") == {"indo", "inlock", "undo", "unlock"}
+    spans = {r.rule_id: r.starts for r in _ALL_RULES if r.rule_id == "io.de.ignore_prior_instructions"}
+    assert spans["io.de.ignore_prior_instructions"] is not None  # every alternative of it is anchored now
+
+
+def test_anchored_matching_finds_what_a_whole_text_search_finds_on_every_example():
+    """Every rule's examples and counter-examples (in every language the rules read), alone and joined into one
+    long text: the same rule ids with the trigger prefilter, anchored matching and clause windows switched off."""
+    from memory.engine.injection import matcher
+
+    texts = [t for s in SPECS for t in (*s.examples, *s.counter_examples)]
+    texts.append(" \n".join(texts))
+    fast = [scan_rules(t).rule_ids for t in texts]
+    try:
+        matcher._PREFILTER = False
+        full = [scan_rules(t).rule_ids for t in texts]
+    finally:
+        matcher._PREFILTER = True
+    assert fast == full

@@ -250,6 +250,8 @@ def _leading_words(alt: str) -> frozenset[str] | None:
             glued = body[end + 1 : end + 2]
             if glued == "?":
                 glued = body[end + 2 : end + 3]
+            if all(o.endswith(" ") for o in _alternatives(body[3:end])):
+                glued = ""  # "(?:alle |sämtliche )?(...)": every option ends with a separator, so ends a word
             if glued and (glued.isalnum() or glued in "(['" or _CJK_ANY.match(glued)):
                 # the group is only the start of the first word ("(?:assistant|ai)s?"). Chinese has no word
                 # boundaries, so each option's leading Chinese literal is itself a valid start; English words are
