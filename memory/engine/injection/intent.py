@@ -485,10 +485,17 @@ def _data_in_url(v: ViewText) -> str | None:
     return None
 
 
+# "reply to this thread", "post it to the chat": a conversation named as where something goes, not what is sent
+_TO_CONVO = re.compile(r" to (?:this|the|our) (?:thread|chat|conversation)(?= )")
+
+
 @detector("de.lex.send_out", scope="view")
 def _send_conversation(v: ViewText) -> str | None:
+    """Send the conversation, the thread or every file to an outside address."""
     for clause, words, joined in v.clauses():
         if words & _L_SEND and _P_CONVO.in_clause(words, joined) and _L_DEST_RE.search(clause):
+            if " to " in joined and not _P_CONVO.in_clause(words, _TO_CONVO.sub(" to _", joined)):
+                continue
             return "de.lex.send_out"
     return None
 
