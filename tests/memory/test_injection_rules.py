@@ -172,8 +172,8 @@ def test_an_optional_group_of_whole_words_does_not_hide_the_start_words():
     }
     # options without a trailing separator are still pieces of one word, expanded whole
     assert _leading_words(r"(?:in|un)(?:do|lock) it") == {"indo", "inlock", "undo", "unlock"}
-    spans = {r.rule_id: r.starts for r in _ALL_RULES if r.rule_id == "io.de.ignore_prior_instructions"}
-    assert spans["io.de.ignore_prior_instructions"] is not None  # every alternative of it is anchored now
+    parts = [r for r in _ALL_RULES if r.rule_id == "io.de.ignore_prior_instructions"]
+    assert len(parts) == 1 and parts[0].starts is not None  # one part: every alternative of it is anchored
 
 
 def test_anchored_matching_finds_what_a_whole_text_search_finds_on_every_example():
