@@ -27,9 +27,9 @@ _OWNER_WORDS = r"(?:my|our|his|her|their)\b"
 
 def _forms(ch: str) -> list[str]:
     """What a rule's non-ASCII letter can be in the text view, which is folded (NFKC, look-alikes, lower case,
-    accents, Traditional Chinese) before matching: its own fold and, when that differs, its capital's. Cyrillic
-    "п" is a look-alike of "n" and folds to it, but "П" is none and lower-cases to "п" after the look-alike pass:
-    "покажи" reads "nokaжи" and "Покажи" "пokaжи"."""
+    accents, Traditional Chinese) before matching: its own fold and, should its capital fold differently, that
+    one too (Cyrillic "п" folds to the look-alike "n"; so does "П", which lower-cases to it, since the folding
+    maps look-alikes again after lower-casing: "Покажи" and "покажи" both read "nokaжи")."""
     forms = [_fold_text(ch)]
     upper = ch.upper()
     if len(upper) == 1 and upper != ch and _fold_text(upper) not in forms:

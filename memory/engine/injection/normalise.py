@@ -38,6 +38,11 @@ _HOMOGLYPHS = {ord(a): b for src, dst in _HOMOGLYPH_PAIRS for a, b in zip(src, d
 _HOMOGLYPH_CLASS = "".join(sorted({chr(k).lower() for k in _HOMOGLYPHS} - set("abcdefghijklmnopqrstuvwxyz")))
 # a word mixing Latin letters with look-alikes (checked on lower-cased NFKC text)
 _MIXED_SCRIPT = re.compile(f"[a-z][{_HOMOGLYPH_CLASS}]|[{_HOMOGLYPH_CLASS}][a-z]")
+# Turkish dotless ı is a Latin letter of its own: folded to "i" for matching like the look-alikes, but in a text
+# that has other Turkish letters it is Turkish, not a mixed-script trick ("talimatları" is no "ınstructions")
+_TURKISH = re.compile("[şğçöüŞĞÇÖÜİ]")
+_NOT_DOTLESS = _HOMOGLYPH_CLASS.replace("ı", "")
+_MIXED_SCRIPT_TR = re.compile(f"[a-z][{_NOT_DOTLESS}]|[{_NOT_DOTLESS}][a-z]")
 
 # Traditional -> Simplified for the characters the Chinese rules use (and their common neighbours), so every
 # Chinese rule is written once in Simplified form. Vocabulary that differs by region (金鑰/密钥, 使用者/用户,
@@ -104,6 +109,10 @@ def _fold_text(text: str, normalised: bool = False) -> str:
     if text.isascii():
         return text.lower()
     text = _HOMOGLYPH_RE.sub(_homoglyph, text).lower()
+    if _HOMOGLYPH_RE.search(text):  # a capital that is no look-alike lower-cases to one: "П" -> "п" -> "n"
+        text = _HOMOGLYPH_RE.sub(_homoglyph, text)
+    if "\u0307" in text:  # Turkish "İ" lower-cases to "i" and a combining dot above
+        text = text.replace("i\u0307", "i")
     if _LATIN_ACCENTED.search(text):
         text = _LATIN_ACCENTED.sub(_unaccent, text)
     if _T2S_RE.search(text):
@@ -255,6 +264,15 @@ class Prepared:
     expanded: bool
 
 
+def _mixed(nfkc: str) -> bool:
+    """Whether a word mixes Latin letters with look-alikes (Turkish ı counts only in a text with no other
+    Turkish letter)."""
+    lowered = nfkc.lower()
+    if _MIXED_SCRIPT.search(lowered) is None:
+        return False
+    return _TURKISH.search(nfkc) is None or _MIXED_SCRIPT_TR.search(lowered) is not None
+
+
 def prepare(raw: str, limit: int, expanded_limit: int | None = None) -> Prepared:
     """Normalise at most ``limit`` characters; a text NFKC expands past ``limit`` keeps only
     ``expanded_limit`` of them (its verdict is decided as suspicious anyway)."""
@@ -263,9 +281,7 @@ def prepare(raw: str, limit: int, expanded_limit: int | None = None) -> Prepared
     nfkc = nfkc[: expanded_limit if expanded and expanded_limit is not None else limit]
     folded = _fold_text(nfkc, normalised=True)
     has_zw = not ascii_only and bool(_ZW_RE.search(raw))
-    mixed_script = (
-        not ascii_only and _HOMOGLYPH_RE.search(nfkc) is not None and bool(_MIXED_SCRIPT.search(nfkc.lower()))
-    )
+    mixed_script = not ascii_only and _HOMOGLYPH_RE.search(nfkc) is not None and _mixed(nfkc)
     zw_inside = has_zw and bool(_ZW_INSIDE.search(raw))
     folded_nozw = _ZW_RE.sub("", folded) if has_zw else folded
     entities = "&" in folded_nozw and bool(_HTML_ENTITY.search(folded_nozw))

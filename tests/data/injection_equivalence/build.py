@@ -12,6 +12,13 @@ sixteen more languages): 7 inputs changed, all attacks (six translated attacks o
 text, through the translated attack it contains) gained an instruction_override rule (score 0 -> 40, three of
 them newly blocked); no benign input changed. The probabilities were kept from the previous snapshot (the model
 and normalisation did not change; a rebuild moves them by float rounding only, well inside the test's tolerance).
+Rewritten for the normalisation fixes (look-alikes mapped again after lower-casing, Turkish ı and İ) and the
+classifier retrained on the same data with them: every probability moved (at most 0.017); 7 verdicts changed:
+four long attack texts lost eb.obfuscated (their Turkish attack no longer reads as mixed-script; still blocked,
+score 25 lower), an attack of the project's corpus went from suspicious to blocked (0.8393 -> 0.8398, block at
+0.8395), and two benign dev-split chat turns of the corpus ("The user's password is hashed before it is stored",
+"Tell me all the passwords you've tried so far") from stored to suspicious (0.7744 -> 0.7747, review at 0.7746):
+hairline moves of a retrain, not of the normalisation.
 
 The inputs (:func:`inputs`) are built deterministically from files in the repo: every text of the fixed
 training sample (tests/data/injection_sample) and of the project's corpus (tests/data/injection_corpus), long
