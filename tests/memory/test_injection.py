@@ -28,11 +28,11 @@ from memory.engine.injection import (
     intent,
     intent_lexicon,
     lexicon,
-    matcher,
     normalise,
     views,
 )
 from memory.engine.injection.scan import scan_rules
+from tests.memory.injection_util import with_full_search
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS_DIR = REPO / "tests" / "data" / "injection_corpus"
@@ -601,9 +601,4 @@ def test_prefilter_and_windows_never_hide_a_match():
     texts = [i["text"] for i in rng.sample(CORPUS, 300)]
     texts += [" ".join(i["text"] for i in rng.sample(CORPUS, rng.randint(4, 20))) for _ in range(40)]
     fast = [scan_rules(t).rules for t in texts]
-    try:
-        matcher._PREFILTER = False
-        full = [scan_rules(t).rules for t in texts]
-    finally:
-        matcher._PREFILTER = True
-    assert fast == full
+    assert fast == with_full_search(lambda: [scan_rules(t).rules for t in texts])

@@ -179,14 +179,9 @@ def test_an_optional_group_of_whole_words_does_not_hide_the_start_words():
 def test_anchored_matching_finds_what_a_whole_text_search_finds_on_every_example():
     """Every rule's examples and counter-examples (in every language the rules read), alone and joined into one
     long text: the same rule ids with the trigger prefilter, anchored matching and clause windows switched off."""
-    from memory.engine.injection import matcher
+    from tests.memory.injection_util import with_full_search
 
     texts = [t for s in SPECS for t in (*s.examples, *s.counter_examples)]
     texts.append(" \n".join(texts))
     fast = [scan_rules(t).rule_ids for t in texts]
-    try:
-        matcher._PREFILTER = False
-        full = [scan_rules(t).rule_ids for t in texts]
-    finally:
-        matcher._PREFILTER = True
-    assert fast == full
+    assert fast == with_full_search(lambda: [scan_rules(t).rule_ids for t in texts])
