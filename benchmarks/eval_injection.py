@@ -133,7 +133,10 @@ def markdown(loso: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA, help="labelled JSON lines (the shared train.jsonl)"
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="labelled JSON lines (default: ../shared/data/injection/train.jsonl, on the development machine only)",
     )
     ap.add_argument("--sources", help="comma-separated sources to hold out (default: every source)")
     ap.add_argument("--out", type=Path, help="also write the JSON report here")

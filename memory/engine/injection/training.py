@@ -2,7 +2,8 @@
 eval-injection``). Needs scikit-learn (a main dependency); the scan itself needs only numpy.
 
 Data: JSON lines ``{"text", "label" (1 attack, 0 benign), "source", "kind", "lang"}`` (``--data``, e.g. the
-shared ``train.jsonl``), plus the project's own hand-written corpus (the ``dev`` split of
+shared ``train.jsonl``: ``../shared/data/injection/`` on the development machine only; a clone has none, so pass
+your own labelled file), plus the project's own hand-written corpus (the ``dev`` split of
 ``tests/data/injection_corpus/corpus.jsonl``, source ``memdesk``; its held-out splits stay out).
 
 Model: logistic regression over the hashed features of ``features.py``, each source weighted equally within

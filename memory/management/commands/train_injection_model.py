@@ -1,9 +1,10 @@
 """``manage.py train_injection_model --data PATH``: rebuild the injection classifier (SPEC P4) deterministically.
 
-Trains on ``--data`` (JSON lines: text, label, source, kind, lang; e.g. the shared ``train.jsonl``) plus the
-project's own corpus (``--no-own-corpus`` leaves it out), calibrates the thresholds out of source and writes
-``weights.npy`` and ``manifest.json`` (checksum, parameters, what it was trained on) to ``--out`` (default: the
-shipped model's directory). The same data and parameters give the same bytes.
+Trains on ``--data`` (JSON lines: text, label, source, kind, lang; e.g. the project's shared ``train.jsonl``,
+which is on the development machine only, in ``../shared/data/injection/``: a clone has no copy, so pass your
+own file) plus the project's own corpus (``--no-own-corpus`` leaves it out), calibrates the thresholds out of
+source and writes ``weights.npy`` and ``manifest.json`` (checksum, parameters, what it was trained on) to ``--out``
+(default: the shipped model's directory). The same data and parameters give the same bytes.
 """
 
 from __future__ import annotations
