@@ -185,3 +185,18 @@ def test_anchored_matching_finds_what_a_whole_text_search_finds_on_every_example
     texts.append(" \n".join(texts))
     fast = [scan_rules(t).rule_ids for t in texts]
     assert fast == with_full_search(lambda: [scan_rules(t).rule_ids for t in texts])
+
+
+def test_the_de_obfuscation_vocabulary_keeps_to_the_english_and_chinese_rules():
+    """Leetspeak and spaced-out tokens are decoded only into words the English/Chinese rules spell: a word only
+    a rule in another language uses ("ignorez", "instrucciones") would make English text decode differently."""
+    from memory.engine.injection.compiler import _RULE_WORDS
+
+    def words(specs):
+        return {w for s in specs for w in re.findall(r"(?<![\\?])[a-z]{3,}", s.template)}
+
+    core = [s for s in RULESET.rules if set(s.lang) <= ruleset.CORE_LANGS]
+    other = [s for s in RULESET.rules if not set(s.lang) <= ruleset.CORE_LANGS]
+    foreign_only = words(other) - words(core)
+    assert foreign_only and {"ignorez", "instrucciones"} <= foreign_only
+    assert _RULE_WORDS == words(core) and not _RULE_WORDS & foreign_only
