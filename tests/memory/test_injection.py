@@ -29,6 +29,7 @@ from memory.engine.injection import (
     intent_lexicon,
     lexicon,
     normalise,
+    training,
     views,
 )
 from memory.engine.injection.scan import scan_rules
@@ -507,8 +508,10 @@ def test_corpus_shape_and_provenance():
     attacks = [i for i in CORPUS if i["label"] == "attack"]
     benign = [i for i in CORPUS if i["label"] == "benign"]
     assert len(attacks) >= 300 and len(benign) >= 1000
-    assert {i["split"] for i in CORPUS} == {"dev", "heldout", "heldout2"}
-    assert all(i["source"] and i["lang"] in {"en", "zh-hant", "zh-hans", "mixed"} for i in CORPUS)
+    assert {i["split"] for i in CORPUS} == {"dev", "heldout", "heldout2", "heldout3"}
+    langs = {"en", "zh-hant", "zh-hans", "mixed"}
+    assert all(i["source"] and i["lang"] in langs for i in CORPUS if i["variant"] != "email")
+    assert all(i["lang"] in langs | {"es", "fr", "de", "zh"} for i in CORPUS if i["variant"] == "email")
     assert all(i["expect"] in {"block", "flag"} for i in attacks)
     assert sum(i.get("conversational", False) for i in benign) >= 500
     split_of_group: dict[str, str] = {}
@@ -533,6 +536,27 @@ def test_heldout2_is_frozen_and_big_enough():
     assert {i["lang"] for i in h2} >= {"en", "zh-hant", "zh-hans"}
     dev_texts = {i["text"] for i in CORPUS if i["split"] != "heldout2"}
     assert not any(i["text"] in dev_texts for i in h2)
+
+
+# heldout3 (e-mail task injections and clean e-mails by a writer who never saw the rules) was committed before any
+# e-mail rule was measured on it; likewise frozen.
+HELDOUT3_SHA256 = {
+    "heldout3_attacks.tsv": "0649e98a69a63bfd27565d2f948c7d67464b7bbcc2900d92f6469b35dd145976",
+    "heldout3_benign.tsv": "d36b490eb264fa0b51d7766ce7ccced1f69fd83217b0ffa3b782aa33c15b4c58",
+}
+
+
+def test_heldout3_is_frozen_and_kept_out_of_training():
+    for name, digest in HELDOUT3_SHA256.items():
+        assert hashlib.sha256((CORPUS_DIR / name).read_bytes()).hexdigest() == digest, name
+    h3 = [i for i in CORPUS if i["split"] == "heldout3"]
+    assert sum(i["label"] == "attack" for i in h3) == 90 and sum(i["label"] == "benign" for i in h3) == 150
+    assert all(i["category"] == "email" for i in h3 if i["label"] == "benign")
+    other_texts = {i["text"] for i in CORPUS if i["split"] != "heldout3"}
+    assert not any(i["text"] in other_texts for i in h3)
+    trained_on = {row.text for row in training.own_rows()}
+    assert trained_on and not any(i["text"] in trained_on for i in h3)
+    assert any(i["text"] in trained_on for i in CORPUS if i["variant"] == "email" and i["split"] == "dev")
 
 
 def test_corpus_file_is_what_build_py_writes():

@@ -157,7 +157,7 @@ _FETCH_TOOL = _words("tool tools plugin browser browsing agent assistant answeri
 _CONCEAL = re.compile(
     r"\b(?:without (?:telling|asking|informing|notifying|alerting|confirming|confirmation|consent|permission|"
     r"mentioning|bothering)|(?:do not|don't|dont|never|not) (?:bother (?:asking|telling|confirming|checking)|tell|mention|"
-    r"inform|notify|alert|ask|reveal|show|say)|"
+    r"inform|notify|alert|ask(?! (?:you |users? |customers? )?for\b)|reveal|show|say)|"
     r"say nothing|silently|quietly|secretly|covertly|discreetly|behind (?:the user's|their|his|her) back|"
     r"no confirmation needed|no questions asked|(?:the user|they|he|she) (?:won't|will not|wouldn't) (?:mind|notice)|no need to (?:ask|check|confirm)(?: with anyone)?|without checking|so (?:the user|they|he|she|nobody|no one) (?:doesn't|does not|"
     r"won't|will not|can't|cannot) (?:notice|know|see|find out))\b"

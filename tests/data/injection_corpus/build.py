@@ -15,6 +15,11 @@ Inputs (all written by hand for this repository; nothing is downloaded):
   been looked at. Its attacks get obfuscated variants from a separate set of generators (``H2_VARIANTS``:
   Greek look-alikes, dotted letters, zero-width joiners, base64 in a JSON tool result, an e-mail or hidden HTML
   wrapper, ...) so the variants are not the ones the dev split was tuned on. Never tune on it.
+* ``email_tuning_attacks.tsv`` / ``email_tuning_benign.tsv`` (dev) and ``heldout3_attacks.tsv`` /
+  ``heldout3_benign.tsv`` (split ``heldout3``): whole e-mails, task injections aimed at an e-mail agent and clean
+  e-mails that look like them (password resets, one-time codes, forwarding requests, security notices, code
+  reviews), written by a second writer who never saw the rules, with ``\\n`` for line breaks. heldout3 was
+  frozen (committed) before any e-mail rule was measured on it. Never tune on it.
 
 Generated here, deterministically (fixed seeds, no randomness from the environment):
 
@@ -58,6 +63,8 @@ SOURCES = {
     "tpl": "pattern from chat-template token injection (ChatML, Llama [INST]) (paraphrased, hand-written)",
     "h2": "heldout2: hand-written fresh phrasing in the style of public jailbreak / indirect-injection / "
     "exfiltration collections, frozen before the second tuning round",
+    "e3": "e-mail task injections and clean e-mails hand-written by a second writer who never saw the rules "
+    "(the tuning half is in dev; heldout3 was frozen before any e-mail rule was measured on it)",
     "tune": "hand-written tuning set (fresh paraphrases written while developing the rules and used to tune them; "
     "always in dev)",
 }
@@ -592,6 +599,45 @@ def build_heldout2() -> list[dict]:
     return items
 
 
+def _e3_items(attacks: str, benign: str, split: str, prefix: str) -> list[dict]:
+    """The e-mail set (source ``e3``): whole e-mails, each its own group, no generated variants (the writer
+    wrote the obfuscated ones)."""
+    items: list[dict] = []
+    for family, lang, source, text in read_seeds(attacks):
+        eid = f"{prefix}a-{_digest(text)[:10]}"
+        items.append(
+            {
+                "id": eid,
+                "text": text,
+                "label": "attack",
+                "source": SOURCES[source],
+                "lang": lang,
+                "family": family,
+                "expect": "flag" if family in FLAG_ONLY else "block",
+                "variant": "email",
+                "group": eid,
+                "split": split,
+            }
+        )
+    for category, lang, source, text in read_seeds(benign):
+        eid = f"{prefix}b-{_digest(text)[:10]}"
+        items.append(
+            {
+                "id": eid,
+                "text": text,
+                "label": "benign",
+                "source": SOURCES[source],
+                "lang": lang,
+                "category": category,
+                "conversational": False,
+                "variant": "email",
+                "group": eid,
+                "split": split,
+            }
+        )
+    return items
+
+
 def build() -> list[dict]:
     items: list[dict] = []
 
@@ -680,6 +726,8 @@ def build() -> list[dict]:
             }
         )
 
+    items.extend(_e3_items("email_tuning_attacks.tsv", "email_tuning_benign.tsv", "dev", "e"))
+
     for category, lang, source, text in read_seeds("benign_seeds.tsv"):
         bid = f"b-{_digest(text)[:10]}"
         items.append(
@@ -735,6 +783,7 @@ def build() -> list[dict]:
         )
 
     items.extend(build_heldout2())
+    items.extend(_e3_items("heldout3_attacks.tsv", "heldout3_benign.tsv", "heldout3", "h3"))
 
     ids = [item["id"] for item in items]
     dupes = {i for i in ids if ids.count(i) > 1}
