@@ -309,6 +309,24 @@ def _cut_at(view: str, m: re.Match[str]) -> int:
     return m.end() - 1 if view[m.end() - 1].isspace() else m.end()
 
 
+def _last_cut(view: str, lo: int, hi: int) -> re.Match[str] | None:
+    """The last ``_CUT`` match of ``_CUT.finditer(view, lo, hi)`` or None; its end is all the caller uses. Looked
+    for in a short stretch before ``hi`` first, then in longer ones: a scan that starts later ends its last match
+    at the same place (a clause end is a run of one class of marks, ending where the run ends, whichever of its
+    characters a scan starts at), so only when the stretch holds no match is a longer one needed."""
+    start = hi
+    reach = 256
+    while start > lo:
+        start = max(lo, hi - reach)
+        last = None
+        for last in _CUT.finditer(view, start, hi):  # noqa: B007 (the last clause end before hi)
+            pass
+        if last is not None:
+            return last
+        reach *= 4
+    return None
+
+
 def _cut_before(view: str, pos: int) -> int:
     """The start of the clause ``_SCOPE_CLAUSES`` clauses before the one holding ``pos - SCOPE_MARGIN``."""
     pos = max(0, pos - SCOPE_MARGIN)
@@ -316,9 +334,7 @@ def _cut_before(view: str, pos: int) -> int:
         if pos <= 0:
             return 0
         lo = max(0, pos - _CUT_REACH)
-        last = None
-        for last in _CUT.finditer(view, lo, pos - 1):  # noqa: B007 (the last clause end before pos)
-            pass
+        last = _last_cut(view, lo, pos - 1)
         if last is not None:
             pos = _cut_at(view, last)
         else:
