@@ -527,9 +527,13 @@ HELDOUT2_SHA256 = {
 }
 
 
-def test_heldout2_is_frozen_and_big_enough():
-    for name, digest in HELDOUT2_SHA256.items():
+def _assert_frozen(digests: dict[str, str]) -> None:
+    for name, digest in digests.items():
         assert hashlib.sha256((CORPUS_DIR / name).read_bytes()).hexdigest() == digest, name
+
+
+def test_heldout2_is_frozen_and_big_enough():
+    _assert_frozen(HELDOUT2_SHA256)
     h2 = [i for i in CORPUS if i["split"] == "heldout2"]
     assert sum(i["label"] == "attack" for i in h2) >= 150
     assert sum(i["label"] == "benign" and i["conversational"] for i in h2) >= 400
@@ -547,8 +551,7 @@ HELDOUT3_SHA256 = {
 
 
 def test_heldout3_is_frozen_and_kept_out_of_training():
-    for name, digest in HELDOUT3_SHA256.items():
-        assert hashlib.sha256((CORPUS_DIR / name).read_bytes()).hexdigest() == digest, name
+    _assert_frozen(HELDOUT3_SHA256)
     h3 = [i for i in CORPUS if i["split"] == "heldout3"]
     assert sum(i["label"] == "attack" for i in h3) == 90 and sum(i["label"] == "benign" for i in h3) == 150
     assert all(i["category"] == "email" for i in h3 if i["label"] == "benign")

@@ -603,38 +603,15 @@ def _e3_items(attacks: str, benign: str, split: str, prefix: str) -> list[dict]:
     """The e-mail set (source ``e3``): whole e-mails, each its own group, no generated variants (the writer
     wrote the obfuscated ones)."""
     items: list[dict] = []
-    for family, lang, source, text in read_seeds(attacks):
-        eid = f"{prefix}a-{_digest(text)[:10]}"
-        items.append(
-            {
-                "id": eid,
-                "text": text,
-                "label": "attack",
-                "source": SOURCES[source],
-                "lang": lang,
-                "family": family,
-                "expect": "flag" if family in FLAG_ONLY else "block",
-                "variant": "email",
-                "group": eid,
-                "split": split,
-            }
-        )
-    for category, lang, source, text in read_seeds(benign):
-        eid = f"{prefix}b-{_digest(text)[:10]}"
-        items.append(
-            {
-                "id": eid,
-                "text": text,
-                "label": "benign",
-                "source": SOURCES[source],
-                "lang": lang,
-                "category": category,
-                "conversational": False,
-                "variant": "email",
-                "group": eid,
-                "split": split,
-            }
-        )
+    for label, name in (("attack", attacks), ("benign", benign)):
+        for kind, lang, source, text in read_seeds(name):
+            eid = f"{prefix}{label[0]}-{_digest(text)[:10]}"
+            item = {"id": eid, "text": text, "label": label, "source": SOURCES[source], "lang": lang}
+            if label == "attack":
+                item |= {"family": kind, "expect": "flag" if kind in FLAG_ONLY else "block"}
+            else:
+                item |= {"category": kind, "conversational": False}
+            items.append(item | {"variant": "email", "group": eid, "split": split})
     return items
 
 
