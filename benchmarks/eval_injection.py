@@ -14,7 +14,7 @@ and per group (chat turns, documents, code, instructions, facts, hard negatives:
 benign text full of trigger words).
 
 Beside it, the shipped model (trained on everything) on the project's own held-out splits (``heldout``,
-``heldout2``, ``heldout3``: e-mails), which no model or rule was tuned on. ``--record`` writes the figures to
+``heldout2``, ``heldout3`` and ``heldout4``: e-mails), which no model or rule was tuned on. ``--record`` writes the figures to
 ``memory/engine/injection/model/evaluation.json`` (the README table and the benchmark report read them).
 
 The package is loaded by path, without Django.
@@ -67,11 +67,16 @@ def load_corpus(path: Path = CORPUS) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def _rate(rows: list, hit: Any) -> float | None:
+    """The share of ``rows`` for which ``hit`` holds, to four places; None for no rows (the e-mail splits have no chat)."""
+    return round(sum(bool(hit(r)) for r in rows) / len(rows), 4) if rows else None
+
+
 def own_heldout(pkg: ModuleType) -> dict[str, Any]:
     """The shipped model and the rules alone on the own corpus's held-out splits."""
     scan = importlib.import_module(f"{pkg.__name__}.scan")
     out: dict[str, Any] = {}
-    for split in ("heldout", "heldout2", "heldout3"):
+    for split in ("heldout", "heldout2", "heldout3", "heldout4"):
         items = [i for i in load_corpus() if i["split"] == split]
         report: dict[str, Any] = {}
         for name, fn in (("rules", scan.scan_rules), ("rules+classifier", scan.scan_text)):
@@ -81,14 +86,13 @@ def own_heldout(pkg: ModuleType) -> dict[str, Any]:
             chat = [r for i, r in benign if i.get("conversational")]
             report[name] = {
                 "attacks": len(attacks),
-                "blocked": round(sum(r.blocked for r in attacks) / len(attacks), 4),
-                "blocked_or_suspicious": round(
-                    sum(r.blocked or r.suspicious for r in attacks) / len(attacks), 4
-                ),
+                "blocked": _rate(attacks, lambda r: r.blocked),
+                "blocked_or_suspicious": _rate(attacks, lambda r: r.blocked or r.suspicious),
                 "benign": len(benign),
-                "benign_blocked": round(sum(r.blocked for _i, r in benign) / len(benign), 4),
-                "benign_suspicious": round(sum(r.suspicious for _i, r in benign) / len(benign), 4),
-                "chat_blocked": round(sum(r.blocked for r in chat) / len(chat), 4),
+                "benign_blocked": _rate(benign, lambda ir: ir[1].blocked),
+                "benign_suspicious": _rate(benign, lambda ir: ir[1].suspicious),
+                "chat": len(chat),
+                "chat_blocked": _rate(chat, lambda r: r.blocked),
             }
         out[split] = report
     return out
@@ -155,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rules over {len(rows)} rows ...", file=sys.stderr, flush=True)
     rules = training.rule_verdicts(rows)
     sources = args.sources.split(",") if args.sources else None
+    own = own_heldout(pkg)  # first: cheap, and a fault here should not wait for the folds
     print("leave-one-source-out ...", file=sys.stderr, flush=True)
     outcomes = training.leave_one_source_out(rows, config, rules, sources)
     loso = training.summarise(rows, outcomes)
@@ -165,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         "model_parameters": config.to_json(),
         "goals": {"blocked": GOAL_DETECTION, "benign_blocked_chat_documents": GOAL_FP},
         "leave_one_source_out": loso,
-        "shipped_model_on_own_heldout": own_heldout(pkg),
+        "shipped_model_on_own_heldout": own,
         "seconds": round(time.perf_counter() - started, 1),
     }
     text = json.dumps(report, indent=2, ensure_ascii=False)
