@@ -14,7 +14,7 @@ and per group (chat turns, documents, code, instructions, facts, hard negatives:
 benign text full of trigger words).
 
 Beside it, the shipped model (trained on everything) on the project's own held-out splits (``heldout``,
-``heldout2``, ``heldout3`` and ``heldout4``: e-mails), which no model or rule was tuned on. ``--record`` writes the figures to
+``heldout2``, ``heldout3``: e-mails), which no model or rule was tuned on. ``--record`` writes the figures to
 ``memory/engine/injection/model/evaluation.json`` (the README table and the benchmark report read them).
 
 The package is loaded by path, without Django.
@@ -76,7 +76,7 @@ def own_heldout(pkg: ModuleType) -> dict[str, Any]:
     """The shipped model and the rules alone on the own corpus's held-out splits."""
     scan = importlib.import_module(f"{pkg.__name__}.scan")
     out: dict[str, Any] = {}
-    for split in ("heldout", "heldout2", "heldout3", "heldout4"):
+    for split in ("heldout", "heldout2", "heldout3"):
         items = [i for i in load_corpus() if i["split"] == split]
         report: dict[str, Any] = {}
         for name, fn in (("rules", scan.scan_rules), ("rules+classifier", scan.scan_text)):
